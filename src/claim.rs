@@ -1,0 +1,46 @@
+//! claim: a unique constraint. Put-if-absent; the loser reads the winner back. Exactly one caller
+//! wins; every loser converges on the winner's value. Claims are immutable: there is no unclaim.
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::fencepost::{checked, Fencepost};
+use crate::json;
+use crate::keys::validate_key;
+
+/// Attempts when the key keeps vanishing between a lost put and the read-back.
+const CLAIM_ATTEMPTS: u32 = 8;
+
+/// The outcome of a claim: whether this caller won, and the winning value either way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    pub won: bool,
+    pub key: String,
+    pub value: Value,
+    pub etag: String,
+}
+
+impl Fencepost {
+    /// Claim `key` for `value`. Requests: 1 when won, 2 when lost.
+    pub async fn claim(&self, key: &str, value: Value) -> Result<Claim> {
+        validate_key(key)?;
+        let value = checked(value)?;
+        let body = json::to_canonical(&value);
+        for _ in 0..CLAIM_ATTEMPTS {
+            if let Some(written) = self.objects.create(key, &body).await? {
+                let etag = match written.etag {
+                    Some(etag) => etag,
+                    // Landed, then (against the protocol) rewritten: report what is there now.
+                    None => self.objects.read(key).await?.map(|o| o.etag).unwrap_or_default(),
+                };
+                return Ok(Claim { won: true, key: key.to_owned(), value, etag });
+            }
+            // Lost: read the winner. If the key vanished in between, claim again.
+            if let Some(winner) = self.objects.read(key).await? {
+                let value = json::parse(&winner.body).map_err(|m| Error::corrupt(key, m))?;
+                return Ok(Claim { won: false, key: key.to_owned(), value, etag: winner.etag });
+            }
+        }
+        Err(Error::Conflict { key: key.to_owned(), attempts: CLAIM_ATTEMPTS })
+    }
+}

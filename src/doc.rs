@@ -1,0 +1,81 @@
+//! doc: a JSON document updated by a compare-and-swap retry loop.
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::fencepost::{checked, Fencepost, Transition};
+use crate::json;
+use crate::keys::validate_key;
+use crate::objects::Objects;
+
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
+
+/// A document's value and the etag of the version it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocValue {
+    pub value: Value,
+    pub etag: String,
+}
+
+/// A handle on one document key. Holds no state besides the key; cheap to create.
+#[derive(Clone)]
+pub struct Doc {
+    objects: Objects,
+    key: String,
+}
+
+impl Fencepost {
+    pub fn doc(&self, key: &str) -> Result<Doc> {
+        validate_key(key)?;
+        Ok(Doc { objects: self.objects.clone(), key: key.to_owned() })
+    }
+}
+
+impl Doc {
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The current value, or `None`. Requests: 1.
+    pub async fn get(&self) -> Result<Option<DocValue>> {
+        let Some(obj) = self.objects.read(&self.key).await? else { return Ok(None) };
+        let value = json::parse(&obj.body).map_err(|m| Error::corrupt(&self.key, m))?;
+        Ok(Some(DocValue { value, etag: obj.etag }))
+    }
+
+    /// Read, apply `f` (to the value, or to `create` when absent), write back with CAS (or
+    /// put-if-absent); on conflict start over, at most `max_attempts` times. Returns the value
+    /// written. Requests: 2 per attempt.
+    pub async fn update(&self, f: &mut Transition<'_>, create: Option<Value>, max_attempts: u32) -> Result<Value> {
+        if max_attempts == 0 || max_attempts > 1000 {
+            return Err(Error::invalid("maxAttempts must be between 1 and 1000"));
+        }
+        let create = create.map(checked).transpose()?;
+        for _ in 0..max_attempts {
+            let current = self.objects.read(&self.key).await?;
+            let written = match current {
+                Some(obj) => {
+                    let value = json::parse(&obj.body).map_err(|m| Error::corrupt(&self.key, m))?;
+                    let next = checked(f(value).await?)?;
+                    self.objects.replace(&self.key, &json::to_canonical(&next), &obj.etag, &obj.meta).await?.map(|_| next)
+                }
+                None => {
+                    let Some(initial) = create.clone() else {
+                        return Err(Error::NotFound { key: self.key.clone() });
+                    };
+                    let next = checked(f(initial).await?)?;
+                    self.objects.create(&self.key, &json::to_canonical(&next)).await?.map(|_| next)
+                }
+            };
+            if let Some(value) = written {
+                return Ok(value);
+            }
+        }
+        Err(Error::Conflict { key: self.key.clone(), attempts: max_attempts })
+    }
+
+    /// Delete the document; deleting a missing one is a no-op. Requests: 1.
+    pub async fn delete(&self) -> Result<()> {
+        self.objects.delete(&self.key).await
+    }
+}

@@ -1,0 +1,114 @@
+//! The one error type of fencepost. Every failure a caller can see is one of these variants, each
+//! with a stable machine-readable [`Error::code`]; the JS bindings map them onto JS classes.
+
+use std::any::Any;
+use std::fmt;
+
+/// A fencepost failure.
+#[derive(Debug)]
+pub enum Error {
+    /// The caller's input was rejected before anything was written (bad key, ttl, value…).
+    InvalidArgument(String),
+    /// The lease handle no longer names the current ownership period: the epoch advanced, another
+    /// holder took it, the document was deleted or corrupted, the handle was released, or the holder
+    /// ran out of patience under a stream of cooperative writes. The holder must discard its work.
+    LeaseLost { key: String, reason: String },
+    /// A compare-and-swap loop ran out of attempts.
+    Conflict { key: String, attempts: u32 },
+    /// The store refused the request or could not be reached (after bounded retries).
+    Storage(StorageFailure),
+    /// A write's response was lost and reading the key back could not prove whether it landed.
+    /// fencepost never guesses: the caller decides (usually: re-read and retry the operation).
+    AmbiguousWrite { key: String, message: String },
+    /// `wait_for` gave up.
+    Timeout { key: String, seconds: f64 },
+    /// `doc.update` found no document and was given no `create` value.
+    NotFound { key: String },
+    /// A stored object is not what fencepost expects (not JSON, wrong shape). Nothing was written.
+    Corrupt { key: String, message: String },
+    /// An error raised by a caller-supplied function (a `stateFn`, an `update` callback…), carried
+    /// through unchanged so the bindings can hand the very same value back to the caller.
+    Callback(Box<dyn Any>),
+}
+
+/// What a store said when it refused a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageFailure {
+    /// The store's error code (`SignatureDoesNotMatch`, `SlowDown`, …) when it gave one.
+    pub code: Option<String>,
+    /// HTTP status, when there was an HTTP response at all.
+    pub status: Option<u16>,
+    /// Human-readable detail. Never contains credentials or signatures.
+    pub message: String,
+}
+
+impl Error {
+    /// The stable code carried to JS as `err.code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::InvalidArgument(_) => "INVALID_ARGUMENT",
+            Error::LeaseLost { .. } => "LEASE_LOST",
+            Error::Conflict { .. } => "CONFLICT",
+            Error::Storage(_) => "STORAGE",
+            Error::AmbiguousWrite { .. } => "AMBIGUOUS_WRITE",
+            Error::Timeout { .. } => "TIMEOUT",
+            Error::NotFound { .. } => "NOT_FOUND",
+            Error::Corrupt { .. } => "CORRUPT",
+            Error::Callback(_) => "CALLBACK",
+        }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Error::InvalidArgument(message.into())
+    }
+
+    pub fn lease_lost(key: &str, reason: impl Into<String>) -> Self {
+        Error::LeaseLost { key: key.to_owned(), reason: reason.into() }
+    }
+
+    pub fn corrupt(key: &str, message: impl Into<String>) -> Self {
+        Error::Corrupt { key: key.to_owned(), message: message.into() }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
+            Error::LeaseLost { key, reason } => write!(f, "lease {key:?} lost: {reason}"),
+            Error::Conflict { key, attempts } => {
+                write!(f, "{key:?}: still conflicting after {attempts} attempts")
+            }
+            Error::Storage(s) => fmt::Display::fmt(s, f),
+            Error::AmbiguousWrite { key, message } => {
+                write!(f, "write to {key:?} may or may not have landed: {message}")
+            }
+            Error::Timeout { key, seconds } => {
+                write!(f, "timed out after {seconds}s waiting for {key:?}")
+            }
+            Error::NotFound { key } => write!(f, "{key:?} does not exist and no create value was given"),
+            Error::Corrupt { key, message } => write!(f, "stored object {key:?} is corrupt: {message}"),
+            Error::Callback(_) => write!(f, "a callback failed"),
+        }
+    }
+}
+
+impl fmt::Display for StorageFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "storage error")?;
+        match (&self.code, self.status) {
+            (Some(c), Some(s)) => write!(f, " {c} (HTTP {s})")?,
+            (Some(c), None) => write!(f, " {c}")?,
+            (None, Some(s)) => write!(f, " (HTTP {s})")?,
+            (None, None) => {}
+        }
+        if !self.message.is_empty() {
+            write!(f, ": {}", self.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,73 @@
+//! `Fencepost`: the entry point of layer 1. Holds the objects layer; each primitive lives in its
+//! own module (`claim`, `lease`, `doc`) as an `impl Fencepost` block.
+
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::objects::Objects;
+use crate::retry::RetryPolicy;
+use crate::store::ObjectStore;
+use crate::time::{Clock, SystemClock};
+use crate::LocalBoxFuture;
+
+/// A caller-supplied transition of a JSON value (`stateFn`, `update`, `cooperativeWrite`…). It may
+/// be called more than once (each lost race calls it again), so it must be pure. An `Err` aborts the
+/// operation with nothing written and reaches the caller unchanged.
+pub type Transition<'a> = dyn FnMut(Value) -> LocalBoxFuture<'a, Result<Value>> + 'a;
+
+/// Wrap a synchronous closure as a [`Transition`] (the usual case in Rust).
+pub fn transition<'a>(mut f: impl FnMut(Value) -> Result<Value> + 'a) -> Box<Transition<'a>> {
+    Box::new(move |v| {
+        let out = f(v);
+        Box::pin(async move { out })
+    })
+}
+
+/// Options of [`Fencepost::new`].
+#[derive(Clone, Default)]
+pub struct Options {
+    /// Where "now" comes from (lease deadlines) and how to wait; defaults to the system clock.
+    pub clock: Option<Rc<dyn Clock>>,
+    pub retry: RetryPolicy,
+}
+
+#[derive(Clone)]
+pub struct Fencepost {
+    pub(crate) objects: Objects,
+}
+
+impl Fencepost {
+    pub fn new(store: Rc<dyn ObjectStore>, options: Options) -> Result<Self> {
+        let clock = options.clock.unwrap_or_else(|| Rc::new(SystemClock));
+        Ok(Fencepost { objects: Objects::new(store, clock, options.retry)? })
+    }
+
+    /// The layer-0 API on the same store.
+    pub fn objects(&self) -> &Objects {
+        &self.objects
+    }
+}
+
+/// Validate a value produced by a caller before it is encoded and written.
+pub(crate) fn checked(value: Value) -> Result<Value> {
+    crate::json::check_finite(&value)?;
+    Ok(value)
+}
+
+pub(crate) fn validate_ttl(ttl: f64) -> Result<()> {
+    if ttl.is_finite() && ttl > 0.0 && ttl <= 100.0 * 365.0 * 86_400.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!("ttl must be a number of seconds > 0 (at most 100 years), got {ttl}")))
+    }
+}
+
+pub(crate) fn validate_holder(holder: &str) -> Result<()> {
+    if holder.is_empty() || holder.len() > 1024 || holder.chars().any(char::is_control) {
+        Err(Error::invalid("holder must be a non-empty string of at most 1024 bytes without control characters"))
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,192 @@
+//! Canonical JSON, byte-identical to CairnDB's `json.dumps(v, sort_keys=True, separators=(",", ":"))`
+//! (with Python's default `ensure_ascii=True`): object keys sorted by code point, no whitespace,
+//! every character outside printable ASCII escaped as `\uXXXX` (astral characters as a UTF-16
+//! surrogate pair), floats in Python's `repr` form. Two writers that agree on a value therefore
+//! agree on its bytes, and so on its S3 ETag.
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// Encode `value` canonically.
+pub fn to_canonical(value: &Value) -> Vec<u8> {
+    let mut out = String::with_capacity(64);
+    write_value(&mut out, value);
+    out.into_bytes()
+}
+
+/// Parse stored bytes. Any valid JSON is accepted (not only canonical JSON), so documents written by
+/// other tools are readable.
+pub fn parse(bytes: &[u8]) -> std::result::Result<Value, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))
+}
+
+/// Reject numbers JSON cannot carry (serde_json cannot hold NaN/inf, but a value built in Rust
+/// might go through `f64` first; keep the check in one place).
+pub fn check_finite(value: &Value) -> Result<()> {
+    match value {
+        Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => {
+            Err(Error::invalid("numbers must be finite"))
+        }
+        Value::Array(items) => items.iter().try_for_each(check_finite),
+        Value::Object(map) => map.values().try_for_each(check_finite),
+        _ => Ok(()),
+    }
+}
+
+fn write_value(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(n) => write_number(out, n),
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            // Rust orders `str` by UTF-8 bytes, which is the same order as by code point (what
+            // Python's sort does). JS's default sort (UTF-16 units) differs for astral characters.
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(out, k);
+                out.push(':');
+                write_value(out, v);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_number(out: &mut String, n: &serde_json::Number) {
+    if let Some(i) = n.as_i64() {
+        out.push_str(&i.to_string());
+    } else if let Some(u) = n.as_u64() {
+        out.push_str(&u.to_string());
+    } else if let Some(f) = n.as_f64() {
+        out.push_str(&python_float_repr(f));
+    }
+}
+
+/// Python's `repr(float)`: the shortest round-tripping digits, positional notation when the decimal
+/// exponent is in [-4, 16), scientific (`1e+16`, `1.5e-05`) otherwise, always with a `.0` or an
+/// exponent so it reads back as a float.
+pub fn python_float_repr(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+    }
+    // `{:e}` gives the shortest round-trip digits: "d.ddde-x".
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if (-4..16).contains(&exp) {
+        let point = exp + 1; // position of the decimal point within `digits`
+        let body = if point <= 0 {
+            format!("0.{}{}", "0".repeat((-point) as usize), digits)
+        } else if point as usize >= digits.len() {
+            format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
+        } else {
+            let (int, frac) = digits.split_at(point as usize);
+            format!("{int}.{frac}")
+        };
+        format!("{sign}{body}")
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let exp_sign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{first}{frac}e{exp_sign}{:02}", exp.abs())
+    }
+}
+
+fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{08}' => out.push_str("\\b"),
+            '\u{0c}' => out.push_str("\\f"),
+            ' '..='~' => out.push(c),
+            _ => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn enc(v: Value) -> String {
+        String::from_utf8(to_canonical(&v)).unwrap()
+    }
+
+    #[test]
+    fn matches_python_sort_keys_compact_ascii() {
+        // Expected strings produced by CPython 3.11:
+        // json.dumps(v, sort_keys=True, separators=(",", ":"))
+        assert_eq!(enc(json!({"b": 1, "a": [true, null, "x"]})), r#"{"a":[true,null,"x"],"b":1}"#);
+        assert_eq!(enc(json!({"z": {"y": {"x": []}}, "a": {}})), r#"{"a":{},"z":{"y":{"x":[]}}}"#);
+        assert_eq!(enc(json!("é\u{1F600}")), r#""\u00e9\ud83d\ude00""#);
+        assert_eq!(enc(json!("tab\tq\"b\\\u{7f}\u{1}")), r#""tab\tq\"b\\\u007f\u0001""#);
+        assert_eq!(enc(json!(-12345678901234i64)), "-12345678901234");
+        assert_eq!(enc(json!(18446744073709551615u64)), "18446744073709551615");
+    }
+
+    #[test]
+    fn keys_sort_by_code_point_not_utf16() {
+        // U+FF61 sorts before U+1F600 by code point; UTF-16 order would put the surrogate first.
+        let v = json!({"\u{1F600}": 1, "\u{FF61}": 2, "a": 3, "B": 4});
+        assert_eq!(enc(v), r#"{"B":4,"a":3,"\uff61":2,"\ud83d\ude00":1}"#);
+    }
+
+    #[test]
+    fn floats_use_python_repr() {
+        for (f, s) in [
+            (1.0, "1.0"),
+            (0.1, "0.1"),
+            (-2.5, "-2.5"),
+            (1e16, "1e+16"),
+            (1.5e-5, "1.5e-05"),
+            (0.0001, "0.0001"),
+            (123456789012345.6, "123456789012345.6"),
+            (1e22, "1e+22"),
+            (-0.0, "-0.0"),
+            (5e-324, "5e-324"),
+        ] {
+            assert_eq!(python_float_repr(f), s, "{f}");
+        }
+    }
+
+    #[test]
+    fn parse_accepts_any_json() {
+        assert_eq!(parse(b" { \"a\" : 1 } ").unwrap(), json!({"a": 1}));
+        assert!(parse(b"{nope").is_err());
+    }
+}

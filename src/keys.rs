@@ -1,0 +1,86 @@
+//! Key rules. Keys become URL paths (S3) and object names shared with CairnDB, so the rules keep
+//! them unambiguous everywhere: URL parsers rewrite `.`/`..` segments, control characters break
+//! headers and XML, and CairnDB's engine owns a few top-level prefixes.
+
+use crate::error::{Error, Result};
+
+pub const MAX_KEY_BYTES: usize = 1024;
+pub const RESERVED_PREFIXES: [&str; 4] = ["log/", "snapshots/", "logs/", "txapplied/"];
+
+/// Check a key used by any fencepost operation.
+pub fn validate_key(key: &str) -> Result<()> {
+    if key.is_empty() {
+        return Err(Error::invalid("key must not be empty"));
+    }
+    if key.len() > MAX_KEY_BYTES {
+        return Err(Error::invalid(format!("key is {} bytes; the limit is {MAX_KEY_BYTES} UTF-8 bytes", key.len())));
+    }
+    check_characters(key, "key")?;
+    if key.split('/').any(|seg| seg == "." || seg == "..") {
+        return Err(Error::invalid(format!("key {key:?} has a '.' or '..' path segment")));
+    }
+    if let Some(p) = RESERVED_PREFIXES.iter().find(|p| key.starts_with(*p)) {
+        return Err(Error::invalid(format!("key {key:?} is under the reserved prefix {p:?}")));
+    }
+    Ok(())
+}
+
+/// Check a list prefix: may be empty; otherwise the same character rules as a key.
+pub fn validate_prefix(prefix: &str) -> Result<()> {
+    if prefix.len() > MAX_KEY_BYTES {
+        return Err(Error::invalid(format!("prefix is longer than {MAX_KEY_BYTES} bytes")));
+    }
+    check_characters(prefix, "prefix")
+}
+
+/// Check a store prefix (`s3Store({prefix})`): the same rules as a key segment, no trailing slash
+/// needed (one is added), no reserved names.
+pub fn normalize_store_prefix(prefix: &str) -> Result<String> {
+    let trimmed = prefix.trim_matches('/');
+    if trimmed.is_empty() {
+        return Ok(String::new());
+    }
+    check_characters(trimmed, "store prefix")?;
+    if trimmed.split('/').any(|seg| seg.is_empty() || seg == "." || seg == "..") {
+        return Err(Error::invalid(format!("store prefix {prefix:?} has an empty, '.' or '..' segment")));
+    }
+    Ok(format!("{trimmed}/"))
+}
+
+fn check_characters(s: &str, what: &str) -> Result<()> {
+    match s.chars().find(|c| c.is_control()) {
+        Some(c) => Err(Error::invalid(format!("{what} contains the control character U+{:04X}", c as u32))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_ordinary_keys() {
+        for k in ["a", "jobs/42", "a b+c%d=e&f?g#h~i", "ünï/😀", "x.y/..z/.w", &"k".repeat(1024)] {
+            validate_key(k).unwrap_or_else(|e| panic!("{k}: {e}"));
+        }
+    }
+
+    #[test]
+    fn rejects_bad_keys() {
+        for k in ["", ".", "..", "a/./b", "a/..", "../x", "log/x", "snapshots/1", "logs/a", "txapplied/t", "a\nb", "\u{7f}", "a\u{0}", &"k".repeat(1025), &"é".repeat(513)] {
+            assert!(matches!(validate_key(k), Err(Error::InvalidArgument(_))), "{k:?}");
+        }
+        // Only the exact prefixes are reserved.
+        validate_key("logx/1").unwrap();
+        validate_key("catalog/1").unwrap();
+    }
+
+    #[test]
+    fn store_prefix_gets_one_trailing_slash() {
+        assert_eq!(normalize_store_prefix("").unwrap(), "");
+        assert_eq!(normalize_store_prefix("app").unwrap(), "app/");
+        assert_eq!(normalize_store_prefix("/a/b/").unwrap(), "a/b/");
+        assert!(normalize_store_prefix("a//b").is_err());
+        assert!(normalize_store_prefix("a/../b").is_err());
+    }
+}

@@ -1,0 +1,239 @@
+//! Layer 0 for callers: the store behind key rules, bounded retries with backoff, and the
+//! resolution of ambiguous writes. Layer 1 (claim, lease, doc) writes only through here, so every
+//! primitive gets the same retry budget and the same "did my write land?" logic.
+//!
+//! Ambiguous writes: every write carries a fresh random token and the tokens of the versions it
+//! replaced (see [`WriteMeta`]). When a conditional put's outcome is unknown (transport error, lost
+//! response, 500), the key is read back before anything is retried:
+//! - the current version, or one it descends from, carries our token → our write landed;
+//! - the current version is still the one we tried to replace → it did not land; retry;
+//! - the current version descends from the one we tried to replace through someone else's write
+//!   (its history holds the base's token, not ours) → we lost the race;
+//! - anything else cannot be proven → [`Error::AmbiguousWrite`]; never a guess.
+
+use std::rc::Rc;
+
+use crate::error::{Error, Result};
+use crate::keys::{validate_key, validate_prefix};
+use crate::retry::RetryPolicy;
+use crate::store::{
+    FailureKind, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, TOKEN_HISTORY, WriteMeta,
+};
+use crate::time::Clock;
+use crate::token::{random_token, random_unit};
+
+/// A write that landed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The etag of the version we wrote; `None` when a read-back showed that it landed but has
+    /// already been replaced by later writes (so its etag is unknown and a guarded writer must
+    /// re-read before its next write).
+    pub etag: Option<String>,
+    /// The provenance we wrote with it; the next write that replaces it chains from this.
+    pub meta: WriteMeta,
+}
+
+/// Options of [`Objects::wait_for`]; durations in seconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitOptions {
+    pub timeout: f64,
+    pub poll_interval: f64,
+    /// Wait for an etag different from this one (a change), instead of mere existence.
+    pub changed_from: Option<String>,
+}
+
+impl Default for WaitOptions {
+    fn default() -> Self {
+        WaitOptions { timeout: 30.0, poll_interval: 1.0, changed_from: None }
+    }
+}
+
+enum Resolution {
+    Landed(Option<String>),
+    NotLanded,
+    Lost,
+    Unknown(String),
+}
+
+/// The conditional key-value store as callers see it. Cheap to clone (shares the store).
+#[derive(Clone)]
+pub struct Objects {
+    store: Rc<dyn ObjectStore>,
+    clock: Rc<dyn Clock>,
+    retry: RetryPolicy,
+}
+
+impl Objects {
+    pub fn new(store: Rc<dyn ObjectStore>, clock: Rc<dyn Clock>, retry: RetryPolicy) -> Result<Self> {
+        retry.validate()?;
+        Ok(Objects { store, clock, retry })
+    }
+
+    pub fn clock(&self) -> &dyn Clock {
+        &*self.clock
+    }
+
+    // ---- the public layer-0 API: validates keys, then the same paths layer 1 uses ----
+
+    /// The current version of `key`, or `None`.
+    pub async fn get(&self, key: &str) -> Result<Option<StoredObject>> {
+        validate_key(key)?;
+        self.read(key).await
+    }
+
+    /// Put `data`; `None` when the precondition failed (someone else's write won).
+    pub async fn put(&self, key: &str, data: &[u8], precondition: Precondition) -> Result<Option<Written>> {
+        validate_key(key)?;
+        self.write(key, data, precondition, None).await
+    }
+
+    /// Delete `key`; a missing key is a no-op.
+    pub async fn delete(&self, key: &str) -> Result<()> {
+        validate_key(key)?;
+        self.retrying(|| self.store.delete(key)).await
+    }
+
+    /// Every key under `prefix`, ascending.
+    pub async fn list(&self, prefix: &str) -> Result<Vec<String>> {
+        validate_prefix(prefix)?;
+        self.retrying(|| self.store.list(prefix)).await
+    }
+
+    /// Poll until `key` exists (and, with `changed_from`, has another etag); one GET per poll.
+    pub async fn wait_for(&self, key: &str, options: &WaitOptions) -> Result<StoredObject> {
+        validate_key(key)?;
+        for (name, v) in [("timeout", options.timeout), ("pollInterval", options.poll_interval)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(Error::invalid(format!("{name} must be a finite number of seconds >= 0")));
+            }
+        }
+        let poll = options.poll_interval.max(0.001);
+        let deadline = self.clock.now().plus_secs(options.timeout);
+        loop {
+            if let Some(obj) = self.read(key).await? {
+                if options.changed_from.as_deref() != Some(obj.etag.as_str()) {
+                    return Ok(obj);
+                }
+            }
+            let remaining = (deadline.0 - self.clock.now().0) as f64 / 1e6;
+            if remaining <= 0.0 {
+                return Err(Error::Timeout { key: key.to_owned(), seconds: options.timeout });
+            }
+            self.clock.sleep(poll.min(remaining)).await;
+        }
+    }
+
+    // ---- the paths layer 1 uses (keys already validated) ----
+
+    pub(crate) async fn read(&self, key: &str) -> Result<Option<StoredObject>> {
+        self.retrying(|| self.store.get(key)).await
+    }
+
+    /// Create `key` only if absent.
+    pub(crate) async fn create(&self, key: &str, body: &[u8]) -> Result<Option<Written>> {
+        self.write(key, body, Precondition::IfAbsent, None).await
+    }
+
+    /// Replace exactly the version `base`, chaining the write-token history from it.
+    pub(crate) async fn replace(&self, key: &str, body: &[u8], base_etag: &str, base_meta: &WriteMeta) -> Result<Option<Written>> {
+        self.write(key, body, Precondition::IfMatch(base_etag.to_owned()), Some(base_meta)).await
+    }
+
+    /// One logical write: retried within the budget, ambiguous outcomes resolved by read-back.
+    async fn write(&self, key: &str, body: &[u8], precondition: Precondition, base: Option<&WriteMeta>) -> Result<Option<Written>> {
+        let token = random_token()?;
+        let meta = match base {
+            Some(base) => WriteMeta::replacing(token, base),
+            None => WriteMeta { token: Some(token), history: Vec::new() },
+        };
+        let mut last_error = None;
+        for attempt in 1..=self.retry.max_attempts {
+            if attempt > 1 {
+                self.backoff(attempt - 1).await;
+            }
+            let error = match self.store.put(key, body, &precondition, &meta).await {
+                Ok(PutOutcome::Written { etag }) => return Ok(Some(Written { etag: Some(etag), meta })),
+                Ok(PutOutcome::PreconditionFailed) => return Ok(None),
+                Err(e) => e,
+            };
+            match error.kind {
+                FailureKind::Fatal => return Err(Error::Storage(error.into_failure())),
+                FailureKind::Indeterminate => match self.resolve(key, &precondition, &meta, base).await? {
+                    Resolution::Landed(etag) => return Ok(Some(Written { etag, meta })),
+                    Resolution::Lost => return Ok(None),
+                    Resolution::NotLanded => {}
+                    Resolution::Unknown(why) => {
+                        return Err(Error::AmbiguousWrite { key: key.to_owned(), message: why });
+                    }
+                },
+                FailureKind::Transient | FailureKind::ConditionalConflict => {}
+            }
+            last_error = Some(error);
+        }
+        match last_error {
+            // SPEC: a conditional put still meeting ConditionalRequestConflict after its retries lost.
+            Some(e) if e.kind == FailureKind::ConditionalConflict && precondition != Precondition::None => Ok(None),
+            Some(e) => Err(Error::Storage(e.into_failure())),
+            None => Err(Error::invalid("retry budget allows no attempt")),
+        }
+    }
+
+    /// After an ambiguous put: read the key back and decide what happened (see the module doc).
+    async fn resolve(&self, key: &str, precondition: &Precondition, mine: &WriteMeta, base: Option<&WriteMeta>) -> Result<Resolution> {
+        let my_token = mine.token.as_deref().unwrap_or_default();
+        let Some(current) = self.read(key).await? else {
+            return Ok(match precondition {
+                // Nothing there: our create or plain put did not land (or landed and was deleted,
+                // which is indistinguishable and leaves the same state): trying again is safe.
+                Precondition::None | Precondition::IfAbsent => Resolution::NotLanded,
+                // The version we meant to replace is gone, so our write cannot succeed any more.
+                Precondition::IfMatch(_) => Resolution::Lost,
+            });
+        };
+        if current.meta.token.as_deref() == Some(my_token) {
+            return Ok(Resolution::Landed(Some(current.etag)));
+        }
+        if current.meta.history.iter().any(|t| t == my_token) {
+            return Ok(Resolution::Landed(None));
+        }
+        Ok(match precondition {
+            Precondition::None => Resolution::NotLanded,
+            // A complete history (shorter than the cap) reaches back to the key's creation without
+            // meeting our token: someone else created it.
+            Precondition::IfAbsent if current.meta.history.len() < TOKEN_HISTORY => Resolution::Lost,
+            Precondition::IfAbsent => Resolution::Unknown("the key was created and rewritten too often to tell who created it".into()),
+            Precondition::IfMatch(etag) if current.etag == *etag => Resolution::NotLanded,
+            Precondition::IfMatch(_) => match base.and_then(|b| b.token.as_deref()) {
+                Some(base_token) if current.meta.contains(base_token) => Resolution::Lost,
+                _ => Resolution::Unknown("the key changed and its history does not say by whom".into()),
+            },
+        })
+    }
+
+    /// Run a request that is safe to repeat (get, delete, list) within the retry budget.
+    async fn retrying<T, F, Fut>(&self, mut request: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = StoreResult<T>>,
+    {
+        let mut attempt = 1;
+        loop {
+            match request().await {
+                Ok(v) => return Ok(v),
+                Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
+                    self.backoff(attempt).await;
+                    attempt += 1;
+                }
+                // Fatal, or the budget is spent: report the store's own words.
+                Err(e) => return Err(Error::Storage(e.into_failure())),
+            }
+        }
+    }
+
+    async fn backoff(&self, retry: u32) {
+        let delay = self.retry.delay(retry, random_unit());
+        if delay > 0.0 {
+            self.clock.sleep(delay).await;
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Retry policy: exponential backoff with full jitter within a bounded budget. The only place
+//! fencepost waits between attempts of the same request. Bounded because Workers cap subrequests
+//! per invocation and a caller must hear "storage is down" rather than wait forever.
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts per request, the first included (so `1` disables retries).
+    pub max_attempts: u32,
+    /// Backoff base, seconds: the n-th retry waits a uniform random time in [0, base·2ⁿ⁻¹].
+    pub base_delay: f64,
+    /// Backoff cap, seconds.
+    pub max_delay: f64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy { max_attempts: 5, base_delay: 0.05, max_delay: 2.0 }
+    }
+}
+
+impl RetryPolicy {
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=20).contains(&self.max_attempts) {
+            return Err(Error::invalid("retry.maxAttempts must be between 1 and 20"));
+        }
+        for (name, v) in [("retry.baseDelay", self.base_delay), ("retry.maxDelay", self.max_delay)] {
+            if !v.is_finite() || !(0.0..=60.0).contains(&v) {
+                return Err(Error::invalid(format!("{name} must be between 0 and 60 seconds")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The wait before retry number `retry` (1-based), seconds: full jitter (AWS's recommendation,
+    /// which spreads contending clients best).
+    pub fn delay(&self, retry: u32, unit_random: f64) -> f64 {
+        let exp = self.base_delay * 2f64.powi(retry.saturating_sub(1).min(30) as i32);
+        exp.min(self.max_delay) * unit_random
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_grow_and_cap() {
+        let p = RetryPolicy { max_attempts: 10, base_delay: 0.1, max_delay: 1.0 };
+        assert_eq!(p.delay(1, 1.0), 0.1);
+        assert_eq!(p.delay(3, 1.0), 0.4);
+        assert_eq!(p.delay(9, 1.0), 1.0);
+        assert_eq!(p.delay(4, 0.5), 0.4);
+        assert_eq!(p.delay(4, 0.0), 0.0);
+    }
+
+    #[test]
+    fn validates() {
+        assert!(RetryPolicy::default().validate().is_ok());
+        assert!(RetryPolicy { max_attempts: 0, ..Default::default() }.validate().is_err());
+        assert!(RetryPolicy { base_delay: f64::NAN, ..Default::default() }.validate().is_err());
+    }
+}

@@ -1,0 +1,148 @@
+//! A store wrapper for tests: counts requests per operation and injects faults — a competing write
+//! slipped in just before a put, a response lost after the write landed, throttling, server errors,
+//! transport errors. Public so applications can test their own code against the same failures.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+
+use super::{FailureKind, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
+use crate::LocalBoxFuture;
+
+/// Which request a fault applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Get,
+    Put,
+    Delete,
+    List,
+}
+
+/// What happens to the next matching request.
+pub enum Fault {
+    /// Run this first (typically: another writer's put on the inner store), then the request.
+    Before(Box<dyn FnOnce() -> LocalBoxFuture<'static, ()>>),
+    /// Forward the request, let it land, then report a transport error: an ambiguous write.
+    LoseResponse,
+    /// Do not forward; fail with this HTTP status and S3 error code.
+    Status(u16, &'static str),
+    /// Do not forward; fail as if the connection was refused.
+    Transport,
+}
+
+impl Fault {
+    /// A competing write: `key` is overwritten with `body` on `store` just before the request.
+    pub fn competing_put(store: Rc<dyn ObjectStore>, key: &str, body: Vec<u8>) -> Fault {
+        let key = key.to_owned();
+        Fault::Before(Box::new(move || {
+            Box::pin(async move {
+                let _ = store.put(&key, &body, &Precondition::None, &WriteMeta::default()).await;
+            })
+        }))
+    }
+}
+
+/// Requests seen, per operation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestCounts {
+    pub get: u32,
+    pub put: u32,
+    pub delete: u32,
+    pub list: u32,
+}
+
+impl RequestCounts {
+    pub fn total(&self) -> u32 {
+        self.get + self.put + self.delete + self.list
+    }
+}
+
+pub struct FaultStore {
+    inner: Rc<dyn ObjectStore>,
+    faults: RefCell<VecDeque<(Op, Fault)>>,
+    counts: Cell<RequestCounts>,
+}
+
+impl FaultStore {
+    pub fn new(inner: Rc<dyn ObjectStore>) -> Self {
+        FaultStore { inner, faults: RefCell::new(VecDeque::new()), counts: Cell::new(RequestCounts::default()) }
+    }
+
+    /// Queue a fault for the next request of kind `op` (faults for one op fire in order).
+    pub fn inject(&self, op: Op, fault: Fault) {
+        self.faults.borrow_mut().push_back((op, fault));
+    }
+
+    pub fn pending_faults(&self) -> usize {
+        self.faults.borrow().len()
+    }
+
+    pub fn counts(&self) -> RequestCounts {
+        self.counts.get()
+    }
+
+    /// The counts so far, and start again from zero.
+    pub fn take_counts(&self) -> RequestCounts {
+        self.counts.replace(RequestCounts::default())
+    }
+
+    fn begin(&self, op: Op) -> Option<Fault> {
+        let mut c = self.counts.get();
+        match op {
+            Op::Get => c.get += 1,
+            Op::Put => c.put += 1,
+            Op::Delete => c.delete += 1,
+            Op::List => c.list += 1,
+        }
+        self.counts.set(c);
+        let mut faults = self.faults.borrow_mut();
+        let pos = faults.iter().position(|(o, _)| *o == op)?;
+        faults.remove(pos).map(|(_, f)| f)
+    }
+
+    /// Apply the fault (if any) around `request`.
+    async fn run<T>(&self, op: Op, request: impl std::future::Future<Output = StoreResult<T>>) -> StoreResult<T> {
+        match self.begin(op) {
+            None => request.await,
+            Some(Fault::Before(hook)) => {
+                hook().await;
+                request.await
+            }
+            Some(Fault::LoseResponse) => {
+                request.await?;
+                Err(StoreError::transport("injected: connection reset after the request was sent"))
+            }
+            Some(Fault::Status(status, code)) => {
+                let kind = match (status, code) {
+                    (409, "ConditionalRequestConflict") => FailureKind::ConditionalConflict,
+                    (409 | 429 | 503, _) => FailureKind::Transient,
+                    (500..=599, _) => FailureKind::Indeterminate,
+                    _ => FailureKind::Fatal,
+                };
+                Err(StoreError::new(kind, Some(code), Some(status), "injected"))
+            }
+            Some(Fault::Transport) => Err(StoreError::transport("injected: connection refused")),
+        }
+    }
+}
+
+#[async_trait(?Send)]
+impl ObjectStore for FaultStore {
+    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
+        self.run(Op::Get, self.inner.get(key)).await
+    }
+
+    async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome> {
+        self.run(Op::Put, self.inner.put(key, body, precondition, meta)).await
+    }
+
+    async fn delete(&self, key: &str) -> StoreResult<()> {
+        self.run(Op::Delete, self.inner.delete(key)).await
+    }
+
+    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        self.run(Op::List, self.inner.list(prefix)).await
+    }
+}

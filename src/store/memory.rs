@@ -1,0 +1,71 @@
+//! An in-memory store that behaves like S3 and R2 where it matters: per-key linearizable
+//! conditional puts, ETag = hex MD5 of the body (so identical bytes give identical etags),
+//! If-Match on a missing key fails, list is ascending. Clones share the same data, so several
+//! `Fencepost` instances on one `MemoryStore` behave like workers sharing a bucket.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+
+use super::{md5_etag, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore {
+    objects: Rc<RefCell<BTreeMap<String, StoredObject>>>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of stored objects (for tests and the demo).
+    pub fn len(&self) -> usize {
+        self.objects.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[async_trait(?Send)]
+impl ObjectStore for MemoryStore {
+    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
+        // Every operation yields first, as a network round trip would, so concurrent callers on a
+        // single-threaded executor really interleave. The operation itself is atomic.
+        crate::platform::yield_now().await;
+        Ok(self.objects.borrow().get(key).cloned())
+    }
+
+    async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome> {
+        crate::platform::yield_now().await;
+        let mut objects = self.objects.borrow_mut();
+        let holds = match (precondition, objects.get(key)) {
+            (Precondition::None, _) => true,
+            (Precondition::IfAbsent, existing) => existing.is_none(),
+            (Precondition::IfMatch(etag), Some(existing)) => existing.etag == *etag,
+            (Precondition::IfMatch(_), None) => false,
+        };
+        if !holds {
+            return Ok(PutOutcome::PreconditionFailed);
+        }
+        let etag = md5_etag(body);
+        objects.insert(key.to_owned(), StoredObject { body: body.to_vec(), etag: etag.clone(), meta: meta.clone() });
+        Ok(PutOutcome::Written { etag })
+    }
+
+    async fn delete(&self, key: &str) -> StoreResult<()> {
+        crate::platform::yield_now().await;
+        self.objects.borrow_mut().remove(key);
+        Ok(())
+    }
+
+    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        crate::platform::yield_now().await;
+        let objects = self.objects.borrow();
+        Ok(objects.range(prefix.to_owned()..).map(|(k, _)| k).take_while(|k| k.starts_with(prefix)).cloned().collect())
+    }
+}

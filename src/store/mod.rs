@@ -1,0 +1,176 @@
+//! Layer 0: the object-store seam. A store does exactly one attempt per call and says precisely how
+//! it failed; retries, backoff and the resolution of ambiguous writes live in one place above it
+//! ([`crate::objects`]), so every store gets them the same way.
+
+pub mod fault;
+pub mod memory;
+pub mod s3;
+
+#[cfg(target_arch = "wasm32")]
+pub mod r2;
+
+use async_trait::async_trait;
+
+pub use fault::{Fault, FaultStore, Op, RequestCounts};
+pub use memory::MemoryStore;
+
+/// How many replaced write tokens a write carries. Enough to recognise one's own write after a few
+/// others have landed on top of it before the read-back.
+pub const TOKEN_HISTORY: usize = 8;
+
+/// The provenance fencepost attaches to each write: its own random token and the tokens of the
+/// versions it replaced, newest first (S3 `x-amz-meta-*`, R2 `customMetadata`, memory metadata).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteMeta {
+    pub token: Option<String>,
+    pub history: Vec<String>,
+}
+
+impl WriteMeta {
+    /// The history line for a write replacing `base`: base's token, then base's history, capped.
+    pub fn replacing(token: String, base: &WriteMeta) -> Self {
+        let history = base.token.iter().chain(base.history.iter()).take(TOKEN_HISTORY).cloned().collect();
+        WriteMeta { token: Some(token), history }
+    }
+
+    /// Did the write tagged `token` produce this version or one it descends from?
+    pub fn contains(&self, token: &str) -> bool {
+        self.token.as_deref() == Some(token) || self.history.iter().any(|t| t == token)
+    }
+
+    /// Serialised history for a metadata value (tokens are URL-safe, so a space never occurs in one).
+    pub fn history_header(&self) -> String {
+        self.history.join(" ")
+    }
+
+    /// Parse metadata read back from a store; anything that is not a token is ignored, never trusted.
+    pub fn from_headers(token: Option<&str>, history: Option<&str>) -> Self {
+        let token = token.map(str::trim).filter(|t| crate::token::looks_like_token(t)).map(str::to_owned);
+        let history = history
+            .unwrap_or("")
+            .split([' ', ','])
+            .filter(|t| crate::token::looks_like_token(t))
+            .take(TOKEN_HISTORY)
+            .map(str::to_owned)
+            .collect();
+        WriteMeta { token, history }
+    }
+}
+
+/// One stored version of a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredObject {
+    pub body: Vec<u8>,
+    /// Normalised: no surrounding quotes, no `W/` prefix.
+    pub etag: String,
+    pub meta: WriteMeta,
+}
+
+/// The precondition of a put.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Precondition {
+    None,
+    /// Only if the key does not exist (`If-None-Match: *`).
+    IfAbsent,
+    /// Only if the stored etag equals this one (`If-Match`); a missing key fails.
+    IfMatch(String),
+}
+
+/// What a put did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PutOutcome {
+    Written { etag: String },
+    /// The precondition did not hold: someone else's write won.
+    PreconditionFailed,
+}
+
+/// How a single request failed; decides what the retry layer may do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Definitely not applied and worth retrying (429, 503 SlowDown, most 409s).
+    Transient,
+    /// 409 ConditionalRequestConflict: a concurrent conditional write on the key. Retried; if the
+    /// budget runs out, a conditional put has lost.
+    ConditionalConflict,
+    /// May or may not have been applied (transport error, lost response, 500). Writes are resolved
+    /// by reading the key back before anything is retried.
+    Indeterminate,
+    /// Refused; retrying will not help (403, 400, …).
+    Fatal,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError {
+    pub kind: FailureKind,
+    pub code: Option<String>,
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+impl StoreError {
+    pub fn new(kind: FailureKind, code: Option<&str>, status: Option<u16>, message: impl Into<String>) -> Self {
+        StoreError { kind, code: code.map(str::to_owned), status, message: message.into() }
+    }
+
+    pub fn transport(message: impl Into<String>) -> Self {
+        Self::new(FailureKind::Indeterminate, None, None, message)
+    }
+
+    pub fn into_failure(self) -> crate::error::StorageFailure {
+        crate::error::StorageFailure { code: self.code, status: self.status, message: self.message }
+    }
+}
+
+pub type StoreResult<T> = std::result::Result<T, StoreError>;
+
+/// A linearizable (per key) conditional object store. Keys here are full keys relative to the
+/// store's own prefix; stores that have a prefix add it themselves.
+#[async_trait(?Send)]
+pub trait ObjectStore {
+    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>>;
+    async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome>;
+    /// Deleting a missing key is not an error.
+    async fn delete(&self, key: &str) -> StoreResult<()>;
+    /// Every key under `prefix`, ascending, all pages.
+    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>>;
+}
+
+/// Strip the quotes (and weak marker) S3 puts around an ETag; R2 bindings give it bare.
+pub fn normalize_etag(raw: &str) -> String {
+    let t = raw.trim();
+    let t = t.strip_prefix("W/").unwrap_or(t);
+    t.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(t).to_owned()
+}
+
+/// The etag every real store computes for a single-part upload: hex MD5 of the body.
+pub fn md5_etag(body: &[u8]) -> String {
+    use md5::{Digest, Md5};
+    Md5::digest(body).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn etags_normalise() {
+        assert_eq!(normalize_etag("\"abc\""), "abc");
+        assert_eq!(normalize_etag("abc"), "abc");
+        assert_eq!(normalize_etag("W/\"abc\""), "abc");
+        assert_eq!(md5_etag(b""), "d41d8cd98f00b204e9800998ecf8427e");
+    }
+
+    #[test]
+    fn history_is_capped_newest_first() {
+        let mut meta = WriteMeta { token: Some("t0".into()), history: vec![] };
+        for i in 1..=12 {
+            meta = WriteMeta::replacing(format!("t{i}"), &meta);
+        }
+        assert_eq!(meta.history.len(), TOKEN_HISTORY);
+        assert_eq!(meta.history[0], "t11");
+        assert!(meta.contains("t12") && meta.contains("t4") && !meta.contains("t3"));
+        let parsed = WriteMeta::from_headers(meta.token.as_deref(), Some(&meta.history_header()));
+        assert_eq!(parsed, meta);
+        assert_eq!(WriteMeta::from_headers(Some("bad token!"), Some("a,<x>, b")).history, vec!["a", "b"]);
+    }
+}

@@ -1,0 +1,1 @@
+//! S3 store (placeholder; being written).

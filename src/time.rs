@@ -1,0 +1,241 @@
+//! Time: the wire timestamp format, and the `Clock` seam (real time in production, a manual clock
+//! in tests so expiry is tested exactly, without sleeping).
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use crate::LocalBoxFuture;
+
+/// Microseconds since the Unix epoch, UTC. Microseconds because that is the wire precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    pub fn from_secs_f64(secs: f64) -> Self {
+        Timestamp((secs * 1_000_000.0).round() as i64)
+    }
+
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1_000_000.0
+    }
+
+    /// Milliseconds since the epoch (what a JS `Date` holds).
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 / 1000.0
+    }
+
+    /// `self + secs`, saturating instead of overflowing on absurd inputs.
+    pub fn plus_secs(self, secs: f64) -> Self {
+        let delta = (secs * 1_000_000.0).round();
+        let delta = if delta.is_finite() { delta.clamp(i64::MIN as f64, i64::MAX as f64) as i64 } else { 0 };
+        Timestamp(self.0.saturating_add(delta))
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.ffffffZ`, the format CairnDB writes.
+    pub fn to_rfc3339(self) -> String {
+        let secs = self.0.div_euclid(1_000_000);
+        let micros = self.0.rem_euclid(1_000_000);
+        let days = secs.div_euclid(86_400);
+        let sod = secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z",
+            sod / 3600,
+            sod % 3600 / 60,
+            sod % 60
+        )
+    }
+
+    /// Any RFC 3339 date-time: `T`, `t` or a space between date and time; optional fraction of any
+    /// length (truncated to microseconds); `Z`, `z` or a `±HH:MM` offset. Also accepts a missing
+    /// offset as UTC, since Python's `isoformat()` of a naive datetime omits it.
+    pub fn parse_rfc3339(s: &str) -> Option<Self> {
+        let b = s.as_bytes();
+        let num = |from: usize, len: usize| -> Option<i64> {
+            let part = b.get(from..from + len)?;
+            if !part.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            std::str::from_utf8(part).ok()?.parse().ok()
+        };
+        let year = num(0, 4)?;
+        let month = num(5, 2)?;
+        let day = num(8, 2)?;
+        if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') || !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
+            return None;
+        }
+        let hour = num(11, 2)?;
+        let minute = num(14, 2)?;
+        let second = num(17, 2)?;
+        if b.get(13) != Some(&b':') || b.get(16) != Some(&b':') {
+            return None;
+        }
+        if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) || hour > 23 || minute > 59 || second > 60 {
+            return None;
+        }
+        let mut i = 19;
+        let mut micros = 0i64;
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let start = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                if i - start < 6 {
+                    micros = micros * 10 + i64::from(b[i] - b'0');
+                }
+                i += 1;
+            }
+            if i == start {
+                return None;
+            }
+            for _ in (i - start)..6 {
+                micros *= 10;
+            }
+        }
+        let offset_secs = match b.get(i) {
+            None => 0,
+            Some(b'Z' | b'z') if i + 1 == b.len() => 0,
+            Some(sign @ (b'+' | b'-')) if b.len() == i + 6 && b[i + 3] == b':' => {
+                let (oh, om) = (num(i + 1, 2)?, num(i + 4, 2)?);
+                if oh > 23 || om > 59 {
+                    return None;
+                }
+                let off = oh * 3600 + om * 60;
+                if *sign == b'+' { off } else { -off }
+            }
+            _ => return None,
+        };
+        let days = days_from_civil(year, month, day);
+        let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
+        Some(Timestamp(secs * 1_000_000 + micros))
+    }
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+// Howard Hinnant's civil-date algorithms (public domain), valid for the whole proleptic calendar.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+}
+
+/// Where "now" comes from, and how to wait. Lease expiry compares the stored deadline with `now()`;
+/// retries and `wait_for` polls wait with `sleep()`.
+pub trait Clock {
+    fn now(&self) -> Timestamp;
+    fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()>;
+}
+
+/// The real clock: `Date.now()` and `setTimeout` in wasm, the system clock natively.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        crate::platform::now()
+    }
+
+    fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {
+        crate::platform::sleep(secs)
+    }
+}
+
+/// A clock that only moves when told to (tests, simulations). `sleep` advances it instantly.
+#[derive(Debug, Clone)]
+pub struct ManualClock {
+    now: Rc<Cell<Timestamp>>,
+}
+
+impl ManualClock {
+    pub fn new(start: Timestamp) -> Self {
+        ManualClock { now: Rc::new(Cell::new(start)) }
+    }
+
+    /// Starts at 2026-01-01T00:00:00Z.
+    pub fn starting_2026() -> Self {
+        Self::new(Timestamp(1_767_225_600_000_000))
+    }
+
+    pub fn advance(&self, secs: f64) {
+        self.now.set(self.now.get().plus_secs(secs));
+    }
+
+    pub fn set(&self, at: Timestamp) {
+        self.now.set(at);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        self.now.get()
+    }
+
+    fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {
+        self.advance(secs.max(0.0));
+        Box::pin(crate::platform::yield_now())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_with_microseconds() {
+        assert_eq!(Timestamp(0).to_rfc3339(), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(Timestamp(1_767_225_600_123_456).to_rfc3339(), "2026-01-01T00:00:00.123456Z");
+        assert_eq!(Timestamp(951_782_400_000_001).to_rfc3339(), "2000-02-29T00:00:00.000001Z");
+        assert_eq!(Timestamp(-1).to_rfc3339(), "1969-12-31T23:59:59.999999Z");
+    }
+
+    #[test]
+    fn parses_rfc3339_leniently() {
+        let t = Timestamp(1_767_225_600_123_456);
+        for s in [
+            "2026-01-01T00:00:00.123456Z",
+            "2026-01-01t00:00:00.123456z",
+            "2026-01-01 00:00:00.123456+00:00",
+            "2026-01-01T01:30:00.123456+01:30",
+            "2025-12-31T19:00:00.1234567-05:00",
+            "2026-01-01T00:00:00.123456",
+        ] {
+            assert_eq!(Timestamp::parse_rfc3339(s), Some(t), "{s}");
+        }
+        assert_eq!(Timestamp::parse_rfc3339("2026-01-01T00:00:00Z"), Some(Timestamp(1_767_225_600_000_000)));
+        assert_eq!(Timestamp::parse_rfc3339("2026-01-01T00:00:00.5Z"), Some(Timestamp(1_767_225_600_500_000)));
+        for bad in ["", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-01-01T00:00:00.Z", "2026-01-01", "2026-01-01T00:00:00+0100", "nope", "2026-01-01T00:00:00Zjunk", "２０２６-01-01T00:00:00Z"] {
+            assert_eq!(Timestamp::parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn round_trips() {
+        for us in [0, 1, 999_999, 1_767_225_600_123_456, 4_102_444_800_000_000, -86_400_000_001] {
+            let t = Timestamp(us);
+            assert_eq!(Timestamp::parse_rfc3339(&t.to_rfc3339()), Some(t));
+        }
+    }
+}

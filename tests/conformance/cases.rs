@@ -1,0 +1,642 @@
+//! The behaviours every store and runtime must show. One `async fn` per case.
+
+use super::prelude::*;
+
+fn lost(e: &Error) -> bool {
+    matches!(e, Error::LeaseLost { .. })
+}
+
+// ---------------------------------------------------------------- claim
+
+pub async fn claim_first_caller_wins(cx: Ctx) {
+    let c = cx.db.claim("cron/tick-1", json!({"by": "a"})).await.unwrap();
+    assert!(c.won);
+    assert_eq!(c.value, json!({"by": "a"}));
+    assert!(!c.etag.is_empty());
+    assert_eq!(cx.take_counts(), counts(0, 1), "claim won = 1 request");
+    assert_eq!(cx.raw_body("cron/tick-1").await.unwrap(), br#"{"by":"a"}"#);
+}
+
+pub async fn claim_losers_converge_on_winner(cx: Ctx) {
+    let first = cx.peer().claim("k", json!({"n": 1, "z": [1, "é"]})).await.unwrap();
+    let c = cx.db.claim("k", json!({"n": 2})).await.unwrap();
+    assert!(!c.won);
+    assert_eq!(c.value, json!({"n": 1, "z": [1, "é"]}));
+    assert_eq!(c.etag, first.etag);
+    assert_eq!(cx.take_counts(), counts(1, 1), "claim lost = 2 requests");
+}
+
+pub async fn claim_key_deleted_before_readback_is_claimed_again(cx: Ctx) {
+    cx.peer().claim("k", json!("first")).await.unwrap();
+    let raw = cx.raw.clone();
+    cx.store.inject(Op::Get, Fault::Before(Box::new(move || Box::pin(async move { raw.delete("k").await.unwrap() }))));
+    let c = cx.db.claim("k", json!("second")).await.unwrap();
+    assert!(c.won, "the vanished key is claimed again");
+    assert_eq!(c.value, json!("second"));
+    assert_eq!(cx.take_counts(), counts(1, 2));
+}
+
+pub async fn claim_rejects_bad_keys_and_writes_nothing(cx: Ctx) {
+    for key in ["", "log/x", "snapshots/x", "logs/x", "txapplied/x", "a/../b", "./a", "a\u{1}b", &"x".repeat(1025)] {
+        let e = cx.db.claim(key, json!(1)).await.unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{key:?}: {e}");
+    }
+    assert_eq!(cx.take_counts().total(), 0, "rejected before any request");
+    assert!(cx.raw.list("").await.unwrap().is_empty());
+}
+
+pub async fn claim_race_has_exactly_one_winner(cx: Ctx) {
+    let dbs: Vec<_> = (0..12).map(|_| cx.peer()).collect();
+    let results = join_all(dbs.iter().enumerate().map(|(i, db)| db.claim("race", json!(i)))).await;
+    let results: Vec<_> = results.into_iter().map(Result::unwrap).collect();
+    let winners: Vec<_> = results.iter().filter(|c| c.won).collect();
+    assert_eq!(winners.len(), 1);
+    assert!(results.iter().all(|c| c.value == winners[0].value), "losers converge");
+}
+
+pub async fn claim_lost_response_still_wins_for_that_caller_only(cx: Ctx) {
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    let c = cx.db.claim("k", json!("mine")).await.unwrap();
+    assert!(c.won, "read-back finds our write token");
+    assert_eq!(cx.take_counts(), counts(1, 1), "one put, one read-back");
+    let other = cx.peer().claim("k", json!("theirs")).await.unwrap();
+    assert!(!other.won);
+    assert_eq!(other.value, json!("mine"));
+}
+
+pub async fn claim_transport_error_before_landing_is_retried(cx: Ctx) {
+    cx.store.inject(Op::Put, Fault::Transport);
+    let c = cx.db.claim("k", json!(1)).await.unwrap();
+    assert!(c.won);
+    assert_eq!(cx.take_counts(), counts(1, 2), "put, read-back (absent), put again");
+}
+
+// ---------------------------------------------------------------- lease
+
+pub async fn lease_fresh_has_epoch_one_and_random_holder(cx: Ctx) {
+    let l = cx.db.lease("job", LeaseOptions::new(30.0), None).await.unwrap().unwrap();
+    assert_eq!(l.epoch(), 1);
+    assert_eq!(l.holder().len(), 22);
+    assert!(l.holder().bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    assert_eq!(l.state(), Value::Null);
+    assert_eq!(l.deadline_at(), cx.clock_now().plus_secs(30.0));
+    assert_eq!(cx.take_counts(), counts(1, 1), "fresh lease = 2 requests");
+    let other = cx.db.lease("job2", LeaseOptions::new(30.0), None).await.unwrap().unwrap();
+    assert_ne!(other.holder(), l.holder());
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!(stored["epoch"], json!(1));
+    assert_eq!(stored["holder"], json!(l.holder()));
+    assert_eq!(stored["deadline_at"], json!(l.deadline_at().to_rfc3339()));
+    assert_eq!(stored["state"], Value::Null);
+}
+
+pub async fn lease_held_returns_none_without_calling_state_fn(cx: Ctx) {
+    cx.peer().lease("job", lease_opts(30.0, "a"), None).await.unwrap().unwrap();
+    let called = Cell::new(false);
+    let mut f = transition(|v| {
+        called.set(true);
+        Ok(v)
+    });
+    let got = cx.db.lease("job", lease_opts(30.0, "b"), Some(&mut *f)).await.unwrap();
+    assert!(got.is_none());
+    assert!(!called.get(), "stateFn is not called when the lease is held");
+    assert_eq!(cx.take_counts(), counts(1, 0), "held = 1 request");
+}
+
+pub async fn lease_renew_extends_deadline(cx: Ctx) {
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    cx.clock.advance(7.0);
+    cx.take_counts();
+    l.renew().await.unwrap();
+    assert_eq!(cx.take_counts(), counts(0, 1), "renew = 1 request");
+    assert_eq!(l.deadline_at(), cx.clock_now().plus_secs(10.0));
+    cx.clock.advance(7.0);
+    assert!(cx.peer().lease("job", lease_opts(10.0, "b"), None).await.unwrap().is_none(), "still held after renew");
+}
+
+pub async fn lease_release_then_reacquire_bumps_epoch_keeps_state(cx: Ctx) {
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    l.write(json!({"step": 3})).await.unwrap();
+    cx.take_counts();
+    l.release(None).await.unwrap();
+    assert_eq!(cx.take_counts(), counts(0, 1), "release = 1 request");
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!(stored["holder"], Value::Null);
+    assert_eq!(stored["deadline_at"], json!(cx.clock_now().to_rfc3339()));
+    let again = cx.db.lease("job", lease_opts(10.0, "b"), None).await.unwrap().unwrap();
+    assert_eq!(cx.take_counts(), counts(1, 1), "re-acquire = 2 requests");
+    assert_eq!(again.epoch(), 2);
+    assert_eq!(again.state(), json!({"step": 3}), "state survives release");
+}
+
+pub async fn lease_expired_is_stolen_and_old_handle_fenced(cx: Ctx) {
+    let old = cx.peer().lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    old.write(json!("work")).await.unwrap();
+    cx.clock.advance(10.5);
+    let new = cx.db.lease("job", lease_opts(10.0, "b"), None).await.unwrap().unwrap();
+    assert_eq!(cx.take_counts(), counts(1, 1), "steal = 2 requests");
+    assert_eq!(new.epoch(), 2);
+    assert_eq!(new.state(), json!("work"), "a steal keeps the state");
+    assert!(lost(&old.renew().await.unwrap_err()));
+    assert!(lost(&old.release(None).await.unwrap_err()));
+    assert!(lost(&old.write(json!(1)).await.unwrap_err()));
+    new.renew().await.unwrap();
+}
+
+pub async fn lease_no_steal_when_steal_if_expired_false(cx: Ctx) {
+    cx.peer().lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    cx.clock.advance(60.0);
+    let opts = LeaseOptions { steal_if_expired: false, ..lease_opts(10.0, "b") };
+    assert!(cx.db.lease("job", opts.clone(), None).await.unwrap().is_none());
+    assert_eq!(cx.take_counts(), counts(1, 0));
+    assert!(cx.db.lease("job", LeaseOptions { steal_if_expired: true, ..opts }, None).await.unwrap().is_some());
+}
+
+pub async fn lease_expiry_boundary_is_inclusive(cx: Ctx) {
+    let l = cx.peer().lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    cx.clock.set(fencepost::Timestamp(l.deadline_at().0 - 1));
+    assert!(cx.db.lease("job", lease_opts(10.0, "b"), None).await.unwrap().is_none(), "1µs before the deadline: held");
+    cx.clock.set(l.deadline_at());
+    let stolen = cx.db.lease("job", lease_opts(10.0, "b"), None).await.unwrap();
+    assert_eq!(stolen.map(|s| s.epoch()), Some(2), "at the deadline: expired");
+}
+
+pub async fn lease_ttl_must_be_positive(cx: Ctx) {
+    for ttl in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let e = cx.db.lease("job", LeaseOptions::new(ttl), None).await.unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "ttl {ttl}: {e}");
+    }
+    assert!(matches!(cx.db.lease("job", lease_opts(1.0, ""), None).await.unwrap_err(), Error::InvalidArgument(_)));
+    assert_eq!(cx.take_counts().total(), 0);
+    assert!(cx.raw_body("job").await.is_none());
+}
+
+pub async fn lease_reacquire_by_same_holder_fences_old_handle(cx: Ctx) {
+    let first = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    let second = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    assert_eq!(second.epoch(), 2);
+    assert!(lost(&first.renew().await.unwrap_err()), "old period is fenced");
+    cx.clock.advance(11.0);
+    let third = cx.db.lease("job", LeaseOptions { steal_if_expired: false, ..lease_opts(10.0, "a") }, None).await.unwrap().unwrap();
+    assert_eq!(third.epoch(), 3, "a holder may always take its own lease back");
+    assert!(lost(&second.write(json!(1)).await.unwrap_err()));
+}
+
+pub async fn lease_deleted_document_fences(cx: Ctx) {
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    cx.raw.delete("job").await.unwrap();
+    assert!(lost(&l.renew().await.unwrap_err()));
+    assert!(cx.raw_body("job").await.is_none(), "nothing recreated");
+}
+
+pub async fn lease_writes_after_release_fail(cx: Ctx) {
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    l.release(Some(json!("done"))).await.unwrap();
+    let before = cx.raw_body("job").await;
+    cx.take_counts();
+    assert!(lost(&l.renew().await.unwrap_err()));
+    assert!(lost(&l.write(json!(1)).await.unwrap_err()));
+    assert!(lost(&l.update_state(&mut *transition(Ok)).await.unwrap_err()));
+    assert!(lost(&l.release(None).await.unwrap_err()));
+    assert_eq!(cx.take_counts().total(), 0, "a released handle does not even ask");
+    assert_eq!(cx.raw_body("job").await, before);
+    let stored: Value = serde_json::from_slice(&before.unwrap()).unwrap();
+    assert_eq!(stored["state"], json!("done"));
+}
+
+pub async fn lease_race_has_exactly_one_acquirer(cx: Ctx) {
+    let dbs: Vec<_> = (0..10).map(|_| cx.peer()).collect();
+    let got = join_all(dbs.iter().map(|db| db.lease("job", LeaseOptions::new(30.0), None))).await;
+    let holders: Vec<_> = got.into_iter().map(Result::unwrap).flatten().collect();
+    assert_eq!(holders.len(), 1);
+    assert_eq!(holders[0].epoch(), 1);
+}
+
+pub async fn lease_state_fn_seeds_transitions_and_aborts(cx: Ctx) {
+    let seen = std::cell::RefCell::new(Vec::new());
+    let mut seed = transition(|v| {
+        seen.borrow_mut().push(v);
+        Ok(json!({"runs": 1}))
+    });
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), Some(&mut *seed)).await.unwrap().unwrap();
+    assert_eq!(l.state(), json!({"runs": 1}));
+    assert_eq!(seen.borrow().as_slice(), &[Value::Null], "fresh creation sees null");
+    l.release(None).await.unwrap();
+    let mut bump = transition(|v: Value| Ok(json!({"runs": v["runs"].as_i64().unwrap() + 1})));
+    let l2 = cx.db.lease("job", lease_opts(10.0, "b"), Some(&mut *bump)).await.unwrap().unwrap();
+    assert_eq!(l2.state(), json!({"runs": 2}));
+    l2.release(None).await.unwrap();
+    let before = cx.raw_body("job").await;
+    cx.take_counts();
+    let mut fail = transition(|_| Err(Error::invalid("refusing: job already finished")));
+    let e = cx.db.lease("job", lease_opts(10.0, "c"), Some(&mut *fail)).await.unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(ref m) if m.contains("refusing")), "{e}");
+    assert_eq!(cx.take_counts(), counts(1, 0), "nothing written");
+    assert_eq!(cx.raw_body("job").await, before);
+}
+
+pub async fn lease_corrupt_document_is_typed_error_and_untouched(cx: Ctx) {
+    let bad: [&[u8]; 8] = [
+        b"not json",
+        b"[]",
+        br#"{"epoch":"1","holder":"a","deadline_at":"2026-01-01T00:00:00.000000Z","state":null}"#,
+        br#"{"epoch":-1,"holder":"a","deadline_at":"2026-01-01T00:00:00.000000Z","state":null}"#,
+        br#"{"epoch":1,"holder":5,"deadline_at":"2026-01-01T00:00:00.000000Z","state":null}"#,
+        br#"{"epoch":1,"holder":"a","deadline_at":"yesterday","state":null}"#,
+        br#"{"holder":"a","deadline_at":"2026-01-01T00:00:00.000000Z"}"#,
+        b"\xff\xfe",
+    ];
+    for body in bad {
+        cx.raw_put("job", body).await;
+        let e = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap_err();
+        assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+        assert!(matches!(cx.db.attach_lease("job", "a", 10.0).await.unwrap_err(), Error::Corrupt { .. }));
+        assert!(matches!(cx.db.cooperative_write("job", &mut *transition(Ok)).await.unwrap_err(), Error::Corrupt { .. }));
+        assert_eq!(cx.raw_body("job").await.unwrap(), body, "never overwritten");
+    }
+    assert_eq!(cx.take_counts().put, 0);
+}
+
+pub async fn lease_lost_acquire_response_still_holds(cx: Ctx) {
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().expect("learns it holds the lease");
+    assert_eq!(l.epoch(), 1);
+    l.renew().await.unwrap();
+    assert!(cx.peer().lease("job", lease_opts(10.0, "b"), None).await.unwrap().is_none());
+}
+
+pub async fn lease_lost_renew_response_then_cooperative_write(cx: Ctx) {
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    // The renew lands but its response is lost, and a cooperative write lands on top before the
+    // read-back: the renew is known to have landed; the next write absorbs the cooperative state.
+    let peer = cx.peer();
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    cx.store.inject(
+        Op::Get,
+        Fault::Before(Box::new(move || {
+            Box::pin(async move {
+                peer.cooperative_write("job", &mut *transition(|_| Ok(json!("cancel")))).await.unwrap();
+            })
+        })),
+    );
+    l.renew().await.unwrap();
+    assert_eq!(l.etag(), None, "landed, then superseded");
+    l.update_state(&mut *transition(|v| Ok(json!([v, "seen"])))).await.unwrap();
+    assert_eq!(l.state(), json!(["cancel", "seen"]));
+}
+
+// ---------------------------------------------------------------- cooperative writes
+
+async fn held(cx: &Ctx) -> fencepost::Lease {
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    l.write(json!({"count": 0})).await.unwrap();
+    cx.take_counts();
+    l
+}
+
+pub async fn cooperative_write_observed_on_renew_without_fencing(cx: Ctx) {
+    let l = held(&cx).await;
+    let s = cx.peer().cooperative_write("job", &mut *transition(|_| Ok(json!({"cancel": true})))).await.unwrap();
+    assert_eq!(s, Some(json!({"cancel": true})));
+    l.renew().await.unwrap();
+    assert_eq!(cx.take_counts(), counts(1, 2), "renew after a cooperative write = 3 requests");
+    assert_eq!(l.state(), json!({"cancel": true}));
+    assert_eq!(l.epoch(), 1, "not fenced");
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!(stored["epoch"], json!(1));
+    assert_eq!(stored["holder"], json!("a"));
+}
+
+pub async fn cooperative_write_merged_by_update_state(cx: Ctx) {
+    let l = held(&cx).await;
+    cx.peer().cooperative_write("job", &mut *transition(add(10))).await.unwrap();
+    let written = l.update_state(&mut *transition(add(1))).await.unwrap();
+    assert_eq!(written, json!({"count": 11}));
+    assert_eq!(cx.take_counts(), counts(1, 2));
+}
+
+pub async fn cooperative_write_discarded_by_write(cx: Ctx) {
+    let l = held(&cx).await;
+    cx.peer().cooperative_write("job", &mut *transition(add(10))).await.unwrap();
+    l.write(json!({"count": 5})).await.unwrap();
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!(stored["state"], json!({"count": 5}));
+}
+
+pub async fn cooperative_write_kept_by_release(cx: Ctx) {
+    let l = held(&cx).await;
+    cx.peer().cooperative_write("job", &mut *transition(add(10))).await.unwrap();
+    l.release(None).await.unwrap();
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!(stored["state"], json!({"count": 10}));
+    assert_eq!(stored["holder"], Value::Null);
+}
+
+pub async fn cooperative_write_missing_lease_is_none(cx: Ctx) {
+    let called = Cell::new(false);
+    let got = cx.db.cooperative_write("nope", &mut *transition(|v| {
+        called.set(true);
+        Ok(v)
+    })).await.unwrap();
+    assert_eq!(got, None);
+    assert!(!called.get());
+    assert_eq!(cx.take_counts(), counts(1, 0));
+    held(&cx).await;
+    cx.db.cooperative_write("job", &mut *transition(add(1))).await.unwrap();
+    assert_eq!(cx.take_counts(), counts(1, 1), "cooperative write = 2 requests");
+}
+
+pub async fn cooperative_write_stream_exhausts_patience(cx: Ctx) {
+    let l = held(&cx).await;
+    for _ in 0..12 {
+        let peer = cx.peer();
+        cx.store.inject(
+            Op::Put,
+            Fault::Before(Box::new(move || {
+                Box::pin(async move {
+                    peer.cooperative_write("job", &mut *transition(add(1))).await.unwrap();
+                })
+            })),
+        );
+    }
+    let e = l.renew().await.unwrap_err();
+    assert!(lost(&e), "{e}");
+}
+
+pub async fn cooperative_write_lost_response_applied_once(cx: Ctx) {
+    let _l = held(&cx).await;
+    // Our cooperative write lands but its response is lost; another one lands on top before the
+    // read-back, which finds our token in the history: applied once, not retried.
+    let peer = cx.peer();
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    cx.store.inject(Op::Get, Fault::Before(Box::new(|| Box::pin(async {})))); // our own read
+    cx.store.inject(
+        Op::Get,
+        Fault::Before(Box::new(move || {
+            Box::pin(async move {
+                peer.cooperative_write("job", &mut *transition(add(100))).await.unwrap();
+            })
+        })),
+    );
+    let got = cx.db.cooperative_write("job", &mut *transition(add(1))).await.unwrap();
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!(stored["state"]["count"].as_i64().unwrap(), 101, "ours once, theirs once (got {got:?})");
+}
+
+// ---------------------------------------------------------------- attach
+
+pub async fn attach_gives_handle_without_writing(cx: Ctx) {
+    let l = cx.peer().lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    l.write(json!("s")).await.unwrap();
+    let before = cx.raw_body("job").await;
+    let a = cx.db.attach_lease("job", "a", 10.0).await.unwrap().unwrap();
+    assert_eq!(cx.take_counts(), counts(1, 0), "attach = 1 request, nothing written");
+    assert_eq!(cx.raw_body("job").await, before);
+    assert_eq!((a.epoch(), a.holder(), a.state()), (1, "a", json!("s")));
+    assert_eq!(a.deadline_at(), l.deadline_at(), "no deadline change");
+}
+
+pub async fn attach_two_handles_do_not_fence_each_other(cx: Ctx) {
+    let l = cx.peer().lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    let a = cx.db.attach_lease("job", "a", 10.0).await.unwrap().unwrap();
+    a.update_state(&mut *transition(add(1))).await.unwrap();
+    l.update_state(&mut *transition(add(1))).await.unwrap();
+    a.renew().await.unwrap();
+    assert_eq!(a.state(), json!({"count": 2}));
+    l.renew().await.unwrap();
+    assert_eq!(l.epoch(), a.epoch());
+}
+
+pub async fn attach_refused_for_other_absent_released_expired(cx: Ctx) {
+    assert!(cx.db.attach_lease("job", "a", 10.0).await.unwrap().is_none(), "absent");
+    let l = cx.peer().lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    assert!(cx.db.attach_lease("job", "b", 10.0).await.unwrap().is_none(), "another holder");
+    cx.clock.advance(10.0);
+    assert!(cx.db.attach_lease("job", "a", 10.0).await.unwrap().is_none(), "expired (inclusive)");
+    cx.clock.advance(-5.0);
+    l.release(None).await.unwrap();
+    assert!(cx.db.attach_lease("job", "a", 10.0).await.unwrap().is_none(), "released");
+    assert_eq!(cx.take_counts().put, 0);
+}
+
+pub async fn attach_handle_fenced_by_steal(cx: Ctx) {
+    cx.peer().lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    let a = cx.db.attach_lease("job", "a", 10.0).await.unwrap().unwrap();
+    cx.clock.advance(10.0);
+    cx.peer().lease("job", lease_opts(10.0, "b"), None).await.unwrap().unwrap();
+    assert!(lost(&a.renew().await.unwrap_err()));
+}
+
+// ---------------------------------------------------------------- doc
+
+pub async fn doc_creates_from_create(cx: Ctx) {
+    let d = cx.db.doc("cfg").unwrap();
+    assert_eq!(d.get().await.unwrap(), None);
+    let v = d.update(&mut *transition(add(1)), Some(json!({"count": 41})), 10).await.unwrap();
+    assert_eq!(v, json!({"count": 42}));
+    let got = d.get().await.unwrap().unwrap();
+    assert_eq!(got.value, json!({"count": 42}));
+    assert_eq!(cx.raw_body("cfg").await.unwrap(), br#"{"count":42}"#);
+}
+
+pub async fn doc_retries_on_conflict(cx: Ctx) {
+    let d = cx.db.doc("cfg").unwrap();
+    d.update(&mut *transition(Ok), Some(json!({"count": 0})), 10).await.unwrap();
+    cx.store.inject(Op::Put, Fault::competing_put(cx.raw.clone(), "cfg", br#"{"count":10}"#.to_vec()));
+    let calls = Cell::new(0);
+    cx.take_counts();
+    let v = d.update(&mut *transition(|v| {
+        calls.set(calls.get() + 1);
+        add(1)(v)
+    }), None, 10).await.unwrap();
+    assert_eq!(v, json!({"count": 11}));
+    assert_eq!(calls.get(), 2);
+    assert_eq!(cx.take_counts(), counts(2, 2), "2 requests per attempt");
+}
+
+pub async fn doc_absent_without_create_is_error(cx: Ctx) {
+    let e = cx.db.doc("cfg").unwrap().update(&mut *transition(Ok), None, 10).await.unwrap_err();
+    assert!(matches!(e, Error::NotFound { .. }), "{e}");
+    assert!(cx.raw_body("cfg").await.is_none());
+}
+
+pub async fn doc_delete_is_idempotent(cx: Ctx) {
+    let d = cx.db.doc("cfg").unwrap();
+    d.update(&mut *transition(Ok), Some(json!(1)), 10).await.unwrap();
+    d.delete().await.unwrap();
+    d.delete().await.unwrap();
+    assert_eq!(d.get().await.unwrap(), None);
+}
+
+pub async fn doc_create_race_converges(cx: Ctx) {
+    let dbs: Vec<_> = (0..8).map(|_| cx.peer()).collect();
+    let docs: Vec<_> = dbs.iter().map(|db| db.doc("counter").unwrap()).collect();
+    let results = join_all(docs.iter().map(|d| async move {
+        d.update(&mut *transition(add(1)), Some(json!({"count": 0})), 50).await
+    }))
+    .await;
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    assert_eq!(cx.db.doc("counter").unwrap().get().await.unwrap().unwrap().value, json!({"count": 8}));
+}
+
+pub async fn doc_max_attempts_is_honoured(cx: Ctx) {
+    let d = cx.db.doc("cfg").unwrap();
+    d.update(&mut *transition(Ok), Some(json!({"count": 0})), 10).await.unwrap();
+    for i in 0..3 {
+        cx.store.inject(Op::Put, Fault::competing_put(cx.raw.clone(), "cfg", format!(r#"{{"count":{}}}"#, 100 + i).into_bytes()));
+    }
+    let calls = Cell::new(0);
+    let e = d.update(&mut *transition(|v| {
+        calls.set(calls.get() + 1);
+        Ok(v)
+    }), None, 3).await.unwrap_err();
+    assert!(matches!(e, Error::Conflict { attempts: 3, .. }), "{e}");
+    assert_eq!(calls.get(), 3, "the function runs exactly max_attempts times");
+}
+
+pub async fn doc_lost_response_applied_exactly_once(cx: Ctx) {
+    let d = cx.db.doc("counter").unwrap();
+    d.update(&mut *transition(Ok), Some(json!({"count": 0})), 10).await.unwrap();
+    // Our update lands but the response is lost; two other increments land on top before we read
+    // back. The read-back finds our token in the history: applied once, not retried.
+    let peer = cx.peer();
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    cx.store.inject(Op::Get, Fault::Before(Box::new(|| Box::pin(async {})))); // our own read
+    cx.store.inject(
+        Op::Get,
+        Fault::Before(Box::new(move || {
+            Box::pin(async move {
+                let d = peer.doc("counter").unwrap();
+                d.update(&mut *transition(add(10)), None, 10).await.unwrap();
+                d.update(&mut *transition(add(100)), None, 10).await.unwrap();
+            })
+        })),
+    );
+    let v = d.update(&mut *transition(add(1)), None, 10).await.unwrap();
+    assert_eq!(v, json!({"count": 1}));
+    assert_eq!(d.get().await.unwrap().unwrap().value, json!({"count": 111}));
+}
+
+pub async fn doc_unprovable_outcome_is_ambiguous_error(cx: Ctx) {
+    let d = cx.db.doc("cfg").unwrap();
+    d.update(&mut *transition(Ok), Some(json!({"count": 0})), 10).await.unwrap();
+    // Our write lands, its response is lost, and then a writer that keeps no history overwrites it:
+    // nothing left proves what happened to ours.
+    let raw = cx.raw.clone();
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    cx.store.inject(Op::Get, Fault::Before(Box::new(|| Box::pin(async {}))));
+    cx.store.inject(Op::Get, Fault::competing_put(raw, "cfg", br#"{"count":7}"#.to_vec()));
+    let e = d.update(&mut *transition(add(1)), None, 10).await.unwrap_err();
+    assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
+}
+
+// ---------------------------------------------------------------- objects (layer 0)
+
+pub async fn objects_conditional_puts(cx: Ctx) {
+    let o = cx.db.objects();
+    let w = o.put("k", b"one", Precondition::IfAbsent).await.unwrap().unwrap();
+    let etag = w.etag.unwrap();
+    assert!(o.put("k", b"two", Precondition::IfAbsent).await.unwrap().is_none());
+    assert!(o.put("k", b"two", Precondition::IfMatch("0123".into())).await.unwrap().is_none());
+    assert!(o.put("missing", b"x", Precondition::IfMatch(etag.clone())).await.unwrap().is_none(), "If-Match on a missing key fails");
+    let got = o.get("k").await.unwrap().unwrap();
+    assert_eq!((got.body.as_slice(), got.etag.as_str()), (&b"one"[..], etag.as_str()));
+    let w2 = o.put("k", b"two", Precondition::IfMatch(etag.clone())).await.unwrap().unwrap();
+    assert_ne!(w2.etag.as_deref(), Some(etag.as_str()));
+    o.put("k", b"three", Precondition::None).await.unwrap().unwrap();
+    assert_eq!(o.get("k").await.unwrap().unwrap().body, b"three");
+    o.delete("k").await.unwrap();
+    o.delete("k").await.unwrap();
+    assert!(o.get("k").await.unwrap().is_none());
+    assert!(o.get("missing").await.unwrap().is_none());
+    assert!(matches!(o.get("log/1").await.unwrap_err(), Error::InvalidArgument(_)));
+}
+
+pub async fn objects_list_is_ascending_and_relative(cx: Ctx) {
+    let o = cx.db.objects();
+    for k in ["b/2", "a", "b/1", "c", "b/10"] {
+        o.put(k, b"x", Precondition::None).await.unwrap();
+    }
+    assert_eq!(o.list("").await.unwrap(), ["a", "b/1", "b/10", "b/2", "c"]);
+    assert_eq!(o.list("b/").await.unwrap(), ["b/1", "b/10", "b/2"]);
+    assert!(o.list("zzz").await.unwrap().is_empty());
+    assert_eq!(cx.take_counts().list, 3);
+}
+
+pub async fn objects_tricky_keys_round_trip(cx: Ctx) {
+    let o = cx.db.objects();
+    let keys = ["sp ace", "plus+sign", "per%cent", "eq=ual&amp?q#frag~t", "ünïcödé/ключ", "astral/😀𝄞", "dir/sub/leaf.json", "a'b\"c<d>"];
+    for (i, k) in keys.iter().enumerate() {
+        o.put(k, format!("v{i}").as_bytes(), Precondition::IfAbsent).await.unwrap().unwrap_or_else(|| panic!("{k}"));
+    }
+    for (i, k) in keys.iter().enumerate() {
+        assert_eq!(o.get(k).await.unwrap().unwrap().body, format!("v{i}").into_bytes(), "{k}");
+    }
+    let mut sorted: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    sorted.sort();
+    assert_eq!(o.list("").await.unwrap(), sorted);
+}
+
+pub async fn objects_wait_for_appears_changes_and_times_out(cx: Ctx) {
+    let o = cx.db.objects();
+    let opts = WaitOptions { timeout: 3.0, poll_interval: 1.0, changed_from: None };
+    let e = o.wait_for("k", &opts).await.unwrap_err();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert_eq!(cx.take_counts(), counts(4, 0), "one GET per poll: t=0,1,2,3");
+    let w = o.put("k", b"v1", Precondition::None).await.unwrap().unwrap();
+    let got = o.wait_for("k", &opts).await.unwrap();
+    assert_eq!(got.body, b"v1");
+    let changed = WaitOptions { changed_from: w.etag.clone(), ..opts };
+    assert!(matches!(o.wait_for("k", &changed).await.unwrap_err(), Error::Timeout { .. }));
+    let raw = cx.raw.clone();
+    cx.store.inject(Op::Get, Fault::Before(Box::new(|| Box::pin(async {}))));
+    cx.store.inject(Op::Get, Fault::Before(Box::new(move || Box::pin(async move {
+        raw.put("k", b"v2", &Precondition::None, &Default::default()).await.unwrap();
+    }))));
+    let got = o.wait_for("k", &changed).await.unwrap();
+    assert_eq!(got.body, b"v2");
+}
+
+pub async fn objects_retries_transient_failures(cx: Ctx) {
+    let o = cx.db.objects();
+    cx.store.inject(Op::Get, Fault::Status(500, "InternalError"));
+    cx.store.inject(Op::Get, Fault::Status(503, "SlowDown"));
+    cx.store.inject(Op::Get, Fault::Transport);
+    assert!(o.get("k").await.unwrap().is_none());
+    assert_eq!(cx.take_counts(), counts(4, 0));
+    cx.store.inject(Op::Put, Fault::Status(409, "ConditionalRequestConflict"));
+    cx.store.inject(Op::Put, Fault::Status(429, "TooManyRequests"));
+    assert!(o.put("k", b"x", Precondition::IfAbsent).await.unwrap().is_some());
+    assert_eq!(cx.take_counts(), counts(0, 3));
+    cx.store.inject(Op::Put, Fault::Status(500, "InternalError"));
+    assert!(o.put("k2", b"x", Precondition::IfAbsent).await.unwrap().is_some());
+    assert_eq!(cx.take_counts(), counts(1, 2), "a 500 is ambiguous: read back, then retry");
+}
+
+pub async fn objects_fatal_errors_are_not_retried(cx: Ctx) {
+    cx.store.inject(Op::Put, Fault::Status(403, "AccessDenied"));
+    let e = cx.db.claim("k", json!(1)).await.unwrap_err();
+    match e {
+        Error::Storage(f) => {
+            assert_eq!(f.code.as_deref(), Some("AccessDenied"));
+            assert_eq!(f.status, Some(403));
+        }
+        other => panic!("{other}"),
+    }
+    assert_eq!(cx.take_counts(), counts(0, 1));
+}
+
+pub async fn objects_retry_budget_is_bounded(cx: Ctx) {
+    for _ in 0..4 {
+        cx.store.inject(Op::Get, Fault::Status(503, "SlowDown"));
+    }
+    let e = cx.db.doc("d").unwrap().get().await.unwrap_err();
+    assert!(matches!(&e, Error::Storage(f) if f.code.as_deref() == Some("SlowDown")), "{e}");
+    assert_eq!(cx.take_counts(), counts(4, 0), "max_attempts = 4 in the suite");
+    for _ in 0..4 {
+        cx.store.inject(Op::Put, Fault::Status(409, "ConditionalRequestConflict"));
+    }
+    assert!(cx.db.objects().put("k", b"x", Precondition::IfAbsent).await.unwrap().is_none(), "conflict after retries = lost");
+    assert_eq!(cx.take_counts(), counts(0, 4));
+    assert!(cx.raw_body("k").await.is_none());
+}
