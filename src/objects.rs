@@ -109,7 +109,10 @@ impl Objects {
         }
         let poll = options.poll_interval.max(0.001);
         let deadline = self.clock.now().plus_secs(options.timeout);
-        loop {
+        // A hard cap on polls as well, so a clock that does not advance cannot make this loop
+        // forever (one GET per poll; t = 0, poll, 2·poll, … timeout).
+        let max_polls = (options.timeout / poll).ceil().min(1e6) as u64 + 1;
+        for _ in 0..max_polls {
             if let Some(obj) = self.read(key).await? {
                 if options.changed_from.as_deref() != Some(obj.etag.as_str()) {
                     return Ok(obj);
@@ -117,10 +120,11 @@ impl Objects {
             }
             let remaining = (deadline.0 - self.clock.now().0) as f64 / 1e6;
             if remaining <= 0.0 {
-                return Err(Error::Timeout { key: key.to_owned(), seconds: options.timeout });
+                break;
             }
             self.clock.sleep(poll.min(remaining)).await;
         }
+        Err(Error::Timeout { key: key.to_owned(), seconds: options.timeout })
     }
 
     // ---- the paths layer 1 uses (keys already validated) ----

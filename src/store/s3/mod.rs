@@ -1,1 +1,501 @@
-//! S3 store (placeholder; being written).
+//! The S3 store: any S3-compatible service (AWS S3, R2's S3 endpoint, SeaweedFS, MinIO…) over a
+//! pluggable HTTP transport.
+//!
+//! Sans-IO, in the rusty-s3 style: building and signing a request ([`request`], [`sigv4`],
+//! [`encode`]) and reading a response ([`response`], [`xml`]) are pure functions of their inputs
+//! and a time, tested without a network. [`S3Store`] only glues them to an [`HttpTransport`]
+//! (`fetch` in wasm, [`FetchTransport`]) and a [`Clock`]. One call is one attempt: retries and the
+//! resolution of ambiguous writes live above the store.
+
+pub mod encode;
+pub mod request;
+pub mod response;
+pub mod sigv4;
+pub mod xml;
+
+#[cfg(target_arch = "wasm32")]
+mod fetch;
+
+#[cfg(target_arch = "wasm32")]
+pub use fetch::FetchTransport;
+
+use std::fmt;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+
+use super::{ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
+use crate::error::{Error, Result};
+use crate::time::Clock;
+
+/// How the bucket appears in request URLs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Addressing {
+    /// `{endpoint}/{bucket}/{key}`: works with every S3-compatible server and with IP endpoints.
+    #[default]
+    Path,
+    /// `{scheme}://{bucket}.{host}/{key}`: what AWS prefers for new buckets.
+    VirtualHosted,
+}
+
+/// Where and as whom to talk S3. Built (and validated) by [`S3Config::new`] or
+/// [`S3Config::builder`]; `Debug` never shows the secret key or the session token.
+#[derive(Clone)]
+pub struct S3Config {
+    endpoint: String,
+    bucket: String,
+    region: String,
+    access_key_id: String,
+    secret_access_key: String,
+    session_token: Option<String>,
+    /// A normalised store prefix: `""` or `"app/"`.
+    prefix: String,
+    addressing: Addressing,
+    /// `endpoint`, parsed once at construction.
+    parsed: Endpoint,
+}
+
+impl S3Config {
+    /// A path-style config without prefix or session token.
+    pub fn new(endpoint: &str, bucket: &str, region: &str, access_key_id: &str, secret_access_key: &str) -> Result<Self> {
+        Self::builder(endpoint, bucket, region, access_key_id, secret_access_key).build()
+    }
+
+    pub fn builder(
+        endpoint: &str,
+        bucket: &str,
+        region: &str,
+        access_key_id: &str,
+        secret_access_key: &str,
+    ) -> S3ConfigBuilder {
+        S3ConfigBuilder {
+            endpoint: endpoint.to_owned(),
+            bucket: bucket.to_owned(),
+            region: region.to_owned(),
+            access_key_id: access_key_id.to_owned(),
+            secret_access_key: secret_access_key.to_owned(),
+            session_token: None,
+            prefix: String::new(),
+            addressing: Addressing::Path,
+        }
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    pub fn region(&self) -> &str {
+        &self.region
+    }
+
+    pub fn access_key_id(&self) -> &str {
+        &self.access_key_id
+    }
+
+    /// The normalised store prefix (`""` or ending in `/`).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    pub fn addressing(&self) -> Addressing {
+        self.addressing
+    }
+
+    /// The value of the `Host` header every request carries (and signs): the request host, with
+    /// the port only when it is not the scheme's default (as every HTTP client sends it).
+    pub fn host(&self) -> String {
+        match self.addressing {
+            Addressing::Path => self.parsed.authority(),
+            Addressing::VirtualHosted => format!("{}.{}", self.bucket, self.parsed.authority()),
+        }
+    }
+
+    fn credentials(&self) -> sigv4::Credentials<'_> {
+        sigv4::Credentials {
+            access_key_id: &self.access_key_id,
+            secret_access_key: &self.secret_access_key,
+            session_token: self.session_token.as_deref(),
+        }
+    }
+
+    /// Strings that must never leave the store in an error message.
+    fn secrets(&self) -> Vec<&str> {
+        let mut secrets = vec![self.secret_access_key.as_str()];
+        secrets.extend(self.session_token.as_deref());
+        secrets
+    }
+}
+
+impl fmt::Debug for S3Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("S3Config")
+            .field("endpoint", &self.endpoint)
+            .field("bucket", &self.bucket)
+            .field("region", &self.region)
+            .field("access_key_id", &self.access_key_id)
+            .field("secret_access_key", &"[redacted]")
+            .field("session_token", &self.session_token.as_ref().map(|_| "[redacted]"))
+            .field("prefix", &self.prefix)
+            .field("addressing", &self.addressing)
+            .finish()
+    }
+}
+
+/// Optional settings of an [`S3Config`]; [`S3ConfigBuilder::build`] validates everything.
+/// Deliberately not `Debug`: it holds the secret.
+#[derive(Clone)]
+pub struct S3ConfigBuilder {
+    endpoint: String,
+    bucket: String,
+    region: String,
+    access_key_id: String,
+    secret_access_key: String,
+    session_token: Option<String>,
+    prefix: String,
+    addressing: Addressing,
+}
+
+impl S3ConfigBuilder {
+    /// Temporary (STS) credentials. An empty token counts as none.
+    pub fn session_token(mut self, token: Option<String>) -> Self {
+        self.session_token = token.filter(|t| !t.is_empty());
+        self
+    }
+
+    /// The store prefix; normalised by [`crate::keys::normalize_store_prefix`] (so `"app"`,
+    /// `"/app/"` and `"app/"` are the same).
+    pub fn prefix(mut self, prefix: &str) -> Self {
+        prefix.clone_into(&mut self.prefix);
+        self
+    }
+
+    pub fn addressing(mut self, addressing: Addressing) -> Self {
+        self.addressing = addressing;
+        self
+    }
+
+    pub fn build(self) -> Result<S3Config> {
+        let parsed = Endpoint::parse(&self.endpoint)?;
+        validate_bucket(&self.bucket, self.addressing)?;
+        if self.addressing == Addressing::VirtualHosted && parsed.is_ip_literal() {
+            return Err(Error::invalid("virtual-hosted addressing needs a DNS endpoint, not an IP address; use path addressing"));
+        }
+        validate_region(&self.region)?;
+        validate_access_key_id(&self.access_key_id)?;
+        if let Some(token) = &self.session_token {
+            if !token.bytes().all(|b| b.is_ascii_graphic()) {
+                // Never echo the token itself.
+                return Err(Error::invalid("S3 session token contains characters not allowed in an HTTP header"));
+            }
+        }
+        let prefix = crate::keys::normalize_store_prefix(&self.prefix)?;
+        Ok(S3Config {
+            endpoint: self.endpoint,
+            bucket: self.bucket,
+            region: self.region,
+            access_key_id: self.access_key_id,
+            secret_access_key: self.secret_access_key,
+            session_token: self.session_token,
+            prefix,
+            addressing: self.addressing,
+            parsed,
+        })
+    }
+}
+
+/// Bucket names go into a URL path segment or a host name unescaped, so only S3's own alphabet is
+/// allowed (plus `_` and capitals, which some non-AWS servers accept, in path style only).
+fn validate_bucket(bucket: &str, addressing: Addressing) -> Result<()> {
+    if bucket.is_empty() {
+        return Err(Error::invalid("S3 bucket must not be empty"));
+    }
+    let dns_safe = bucket.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
+    let path_safe = bucket.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
+    let ok = match addressing {
+        Addressing::Path => path_safe && bucket != "." && bucket != "..",
+        Addressing::VirtualHosted => dns_safe && !bucket.starts_with('.') && !bucket.ends_with('.') && !bucket.contains(".."),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!("S3 bucket name {bucket:?} is not valid for {addressing:?} addressing")))
+    }
+}
+
+/// The region is part of the signed credential scope (`date/region/s3/aws4_request`).
+fn validate_region(region: &str) -> Result<()> {
+    if region.is_empty() {
+        return Err(Error::invalid("S3 region must not be empty (R2 uses \"auto\")"));
+    }
+    if !region.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        return Err(Error::invalid(format!("S3 region {region:?} may only contain letters, digits, '-' and '_'")));
+    }
+    Ok(())
+}
+
+/// The access key id sits in the `Authorization` header's `Credential=id/scope` field.
+fn validate_access_key_id(id: &str) -> Result<()> {
+    if id.is_empty() {
+        return Err(Error::invalid("S3 access key id must not be empty"));
+    }
+    if !id.bytes().all(|b| b.is_ascii_graphic() && b != b'/' && b != b',') {
+        return Err(Error::invalid("S3 access key id may only contain printable ASCII other than '/' and ','"));
+    }
+    Ok(())
+}
+
+/// The parts of the endpoint URL the requests are built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Endpoint {
+    scheme: &'static str,
+    /// Lowercase; an IPv6 literal keeps its brackets.
+    host: String,
+    /// Only a non-default port; `https://h:443` is `https://h`, as HTTP clients send it.
+    port: Option<u16>,
+    /// `""` or `/seg/seg` (no trailing slash), made only of unreserved characters.
+    path: String,
+}
+
+impl Endpoint {
+    fn parse(endpoint: &str) -> Result<Self> {
+        let invalid = |why: &str| Error::invalid(format!("S3 endpoint {endpoint:?} {why}"));
+        let trimmed = endpoint.trim();
+        let (scheme, rest) = split_scheme(trimmed).ok_or_else(|| invalid("must start with http:// or https://"))?;
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, path) = rest.split_at(authority_end);
+        if path.contains(['?', '#']) {
+            return Err(invalid("must not have a query or fragment"));
+        }
+        if authority.contains('@') {
+            // Credentials in a URL would leak into every error message that names the URL.
+            return Err(invalid("must not contain user info; pass credentials separately"));
+        }
+        let (host, port) = split_host_port(authority).ok_or_else(|| invalid("has no valid host[:port]"))?;
+        let default_port = if scheme == "https" { 443 } else { 80 };
+        let path = path.trim_end_matches('/');
+        // The path is sent and signed verbatim, so it must already be in canonical form.
+        let path_ok = path.split('/').skip(1).all(|seg| {
+            !seg.is_empty() && seg != "." && seg != ".." && seg.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+        });
+        if !path_ok {
+            return Err(invalid("has a path that is not plain segments of letters, digits, '-', '.', '_', '~'"));
+        }
+        Ok(Endpoint { scheme, host, port: port.filter(|p| *p != default_port), path: path.to_owned() })
+    }
+
+    fn authority(&self) -> String {
+        match self.port {
+            Some(port) => format!("{}:{port}", self.host),
+            None => self.host.clone(),
+        }
+    }
+
+    fn is_ip_literal(&self) -> bool {
+        self.host.starts_with('[') || self.host.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+    }
+}
+
+fn split_scheme(url: &str) -> Option<(&'static str, &str)> {
+    let (scheme, rest) = url.split_once("://")?;
+    if scheme.eq_ignore_ascii_case("https") {
+        Some(("https", rest))
+    } else if scheme.eq_ignore_ascii_case("http") {
+        Some(("http", rest))
+    } else {
+        None
+    }
+}
+
+/// `host`, `host:port`, `[v6]` or `[v6]:port` → (lowercase host, port).
+fn split_host_port(authority: &str) -> Option<(String, Option<u16>)> {
+    let (host, port) = if authority.starts_with('[') {
+        let close = authority.find(']')?;
+        let (host, after) = authority.split_at(close + 1);
+        let inner = host.get(1..host.len() - 1)?;
+        if inner.is_empty() || !inner.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.') {
+            return None;
+        }
+        (host, if after.is_empty() { None } else { Some(after.strip_prefix(':')?) })
+    } else {
+        match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    let bracketed = host.starts_with('[');
+    if host.is_empty() || (!bracketed && !host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')) {
+        return None;
+    }
+    let port = match port {
+        None => None,
+        Some(digits) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => Some(digits.parse::<u16>().ok()?),
+        Some(_) => return None,
+    };
+    Some((host.to_ascii_lowercase(), port))
+}
+
+/// A request ready to send: signed, URL fully encoded.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    pub method: &'static str,
+    pub url: String,
+    /// Lowercase names. `host` is not listed: every client derives it from `url` (and `fetch`
+    /// forbids setting it); it was signed as [`S3Config::host`] returns it, which is the same.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpRequest {
+    /// The value of a header (names compared case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        find_header(&self.headers, name)
+    }
+}
+
+/// Hides the `Authorization` and `x-amz-security-token` values.
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let hidden = name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("x-amz-security-token");
+                (name.as_str(), if hidden { "[redacted]" } else { value.as_str() })
+            })
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("headers", &headers)
+            .field("body_len", &self.body.len())
+            .finish()
+    }
+}
+
+/// What came back. Transports lowercase header names; lookups are case-insensitive anyway.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        find_header(&self.headers, name)
+    }
+}
+
+fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+}
+
+/// The one seam between the S3 store and the network. `Err` means no HTTP response at all
+/// (connection refused, reset, timeout…): the request may or may not have been applied.
+#[async_trait(?Send)]
+pub trait HttpTransport {
+    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, String>;
+}
+
+/// An [`ObjectStore`] on S3. One call is one HTTP request (a list, one per page). Clones share the
+/// transport and the clock.
+#[derive(Clone)]
+pub struct S3Store {
+    config: S3Config,
+    transport: Rc<dyn HttpTransport>,
+    clock: Rc<dyn Clock>,
+}
+
+impl S3Store {
+    /// `clock` dates the signatures (S3 rejects requests more than 15 minutes off).
+    pub fn new(config: S3Config, transport: Rc<dyn HttpTransport>, clock: Rc<dyn Clock>) -> Self {
+        S3Store { config, transport, clock }
+    }
+
+    pub fn config(&self) -> &S3Config {
+        &self.config
+    }
+
+    /// Send one request and read its response with `read`; errors come back sanitised (no secret,
+    /// bounded length) whatever the server or the transport put in them.
+    async fn exchange<T>(
+        &self,
+        request: HttpRequest,
+        what: &str,
+        read: impl FnOnce(HttpResponse) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let signature = request.header("authorization").and_then(|a| a.rsplit_once("Signature=")).map(|(_, s)| s.to_owned());
+        let mut secrets = self.config.secrets();
+        secrets.extend(signature.as_deref());
+        let result = match self.transport.send(request).await {
+            Ok(response) => read(response),
+            Err(message) => Err(StoreError::transport(format!("{what}: no response: {message}"))),
+        };
+        result.map_err(|err| response::sanitize(err, &secrets))
+    }
+}
+
+impl fmt::Debug for S3Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("S3Store").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+/// A list that keeps getting truncated with fresh tokens past this many pages (1000 keys each) is
+/// a broken server, not a bucket.
+const MAX_LIST_PAGES: usize = 100_000;
+
+#[async_trait(?Send)]
+impl ObjectStore for S3Store {
+    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
+        let what = format!("GET {key:?}");
+        let request = self.config.get_object_request(key, self.clock.now());
+        self.exchange(request, &what, |r| response::read_get(r, &what)).await
+    }
+
+    async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome> {
+        let what = format!("PUT {key:?}");
+        let request = self.config.put_object_request(key, body, precondition, meta, self.clock.now())?;
+        self.exchange(request, &what, |r| response::read_put(r, precondition, &what)).await
+    }
+
+    async fn delete(&self, key: &str) -> StoreResult<()> {
+        let what = format!("DELETE {key:?}");
+        let request = self.config.delete_object_request(key, self.clock.now());
+        self.exchange(request, &what, |r| response::read_delete(r, &what)).await
+    }
+
+    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        let what = format!("LIST {prefix:?}");
+        let bucket_prefix = format!("{}{prefix}", self.config.prefix);
+        let mut keys = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let request = self.config.list_objects_v2_request(&bucket_prefix, token.as_deref(), self.clock.now());
+            let page = self.exchange(request, &what, |r| response::read_list(r, &what)).await?;
+            // Keys are reported relative to the store prefix; anything outside the asked-for range
+            // (a server ignoring `prefix`) is not ours to report.
+            keys.extend(
+                page.keys
+                    .into_iter()
+                    .filter(|k| k.starts_with(&bucket_prefix))
+                    .filter_map(|k| k.strip_prefix(&self.config.prefix).map(str::to_owned)),
+            );
+            if !page.is_truncated {
+                // S3 already lists in UTF-8 byte order; sorting makes it a guarantee for every server.
+                keys.sort();
+                keys.dedup();
+                return Ok(keys);
+            }
+            token = Some(response::next_page_token(page.next_continuation_token, token.as_deref(), &what)?);
+        }
+        Err(response::malformed(&what, format!("still truncated after {MAX_LIST_PAGES} pages")))
+    }
+}
+
+#[cfg(test)]
+mod tests;

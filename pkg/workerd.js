@@ -1,0 +1,10 @@
+// Cloudflare Workers entry: wrangler/workerd import a .wasm file as a compiled WebAssembly.Module
+// (no fetch, no eval), which is instantiated synchronously.
+import wasmModule from "./fencepost_bg.wasm";
+import { initSync } from "./fencepost.js";
+import { install } from "./api.js";
+
+initSync({ module: wasmModule });
+install();
+
+export * from "./api.js";

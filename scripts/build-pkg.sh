@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the npm package in pkg/: the Rust core for wasm32, wasm-bindgen's `web` glue, wasm-opt.
+# The hand-written files of pkg/ (package.json, entry files, errors.js, index.d.ts) are committed;
+# what this writes there is ignored by git.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+bash scripts/setup.sh wasm node >&2
+
+cargo build --lib --target wasm32-unknown-unknown --release
+wasm-bindgen --target web --out-dir pkg --out-name fencepost --no-typescript \
+  target/wasm32-unknown-unknown/release/fencepost.wasm
+raw=$(stat -c %s pkg/fencepost_bg.wasm)
+# The features rustc enables by default for wasm32 today; -Oz for size (Workers bundle limits).
+node_modules/.bin/wasm-opt -Oz \
+  --enable-bulk-memory --enable-mutable-globals --enable-nontrapping-float-to-int \
+  --enable-sign-ext --enable-reference-types --enable-multivalue \
+  pkg/fencepost_bg.wasm -o pkg/fencepost_bg.wasm
+opt=$(stat -c %s pkg/fencepost_bg.wasm)
+gz=$(gzip -9 -c pkg/fencepost_bg.wasm | wc -c)
+echo "pkg/fencepost_bg.wasm: $raw bytes from wasm-bindgen, $opt bytes after wasm-opt, $gz bytes gzipped" >&2

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds, starts the test servers on 127.0.0.1,
+# runs every stage, stops the servers, and prints one summary line.
+#
+#   scripts/test.sh            all stages
+#   scripts/test.sh node deno  only these stages (native wasm node deno workerd browser)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export PATH="$HOME/.cargo/bin:$ROOT/node_modules/.bin:$PATH"
+LOGS="$ROOT/.run/test-logs"
+mkdir -p "$LOGS"
+
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(native wasm node deno workerd browser)
+want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+
+bash scripts/setup.sh || exit 1
+
+total_passed=0
+total_failed=0
+failed_stages=()
+
+# Run one stage; its own output goes to the terminal and to .run/test-logs/STAGE.log, and the
+# stage's parser turns that log into "passed failed".
+stage() {
+  local name=$1 parser=$2; shift 2
+  echo
+  echo "=== $name: $*"
+  "$@" 2>&1 | tee "$LOGS/$name.log"
+  local rc=${PIPESTATUS[0]}
+  read -r p f < <("$parser" "$LOGS/$name.log")
+  if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then f=1; fi   # a crash counts as a failure
+  total_passed=$((total_passed + ${p:-0}))
+  total_failed=$((total_failed + ${f:-0}))
+  [ "$rc" -ne 0 ] && failed_stages+=("$name")
+  echo "=== $name: ${p:-0} passed, ${f:-0} failed (exit $rc)"
+}
+
+count_cargo() { awk '/^test result:/ {p+=$4; f+=$6} END {print p+0, f+0}' "$1"; }
+count_node() { awk '/^# pass / {p+=$3} /^# fail / {f+=$3} /^ℹ pass / {p+=$3} /^ℹ fail / {f+=$3} END {print p+0, f+0}' "$1"; }
+count_deno() { sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '/^(ok|FAILED) \|/ {p+=$3; f+=$6} END {print p+0, f+0}'; }
+count_plain() { awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$1; f+=$3} END {print p+0, f+0}' "$1"; }
+
+if want native; then
+  stage native count_cargo cargo test --all-targets
+fi
+
+needs_pkg=0
+for s in wasm node deno workerd browser; do want "$s" && needs_pkg=1; done
+if [ $needs_pkg -eq 1 ]; then
+  bash scripts/build-pkg.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+  bash scripts/install-pkg.sh || { echo "packing failed"; echo "0 passed, 1 failed"; exit 1; }
+  scripts/servers/start.sh || { echo "test servers failed to start"; echo "0 passed, 1 failed"; exit 1; }
+  trap 'scripts/servers/stop.sh >/dev/null 2>&1' EXIT
+  set -a; . .run/servers.env; set +a
+fi
+
+if want wasm; then
+  stage wasm count_cargo env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+    cargo test --target wasm32-unknown-unknown --test wasm
+fi
+if want node; then
+  stage node count_node node --test --test-reporter=tap tests/js/node.test.mjs
+fi
+if want deno; then
+  stage deno count_deno deno test --allow-read --allow-env --allow-net=127.0.0.1 --config tests/js/deno.json tests/js/deno.test.mjs
+fi
+if want workerd; then
+  stage workerd count_plain node tests/js/workerd/run.mjs
+fi
+if want browser; then
+  stage browser count_plain node tests/js/browser/run.mjs
+fi
+
+echo
+if [ ${#failed_stages[@]} -gt 0 ]; then
+  echo "failed stages: ${failed_stages[*]} (logs in .run/test-logs/)"
+fi
+echo "$total_passed passed, $total_failed failed"
+[ ${#failed_stages[@]} -eq 0 ] && [ "$total_failed" -eq 0 ]

@@ -1,0 +1,126 @@
+//! Building signed S3 requests: a pure function of the config, the operation's inputs and a time.
+
+use super::encode::{canonical_query, encode_path};
+use super::sigv4::{self, RequestToSign, Scope};
+use super::{Addressing, HttpRequest, S3Config};
+use crate::store::{normalize_etag, FailureKind, Precondition, StoreError, WriteMeta};
+use crate::time::Timestamp;
+
+/// The write token of a put, read back after an ambiguous write (see SPEC "Ambiguous writes").
+pub const TOKEN_HEADER: &str = "x-amz-meta-fencepost-token";
+/// The tokens the write replaced, newest first, space-separated.
+pub const HISTORY_HEADER: &str = "x-amz-meta-fencepost-history";
+
+/// Reads must reach the server: a stale copy from any HTTP cache on the path (a browser's
+/// included) would break per-key linearizability.
+const NO_CACHE: (&str, &str) = ("cache-control", "no-cache");
+
+impl S3Config {
+    /// GetObject for `key` (relative to the store prefix).
+    pub fn get_object_request(&self, key: &str, at: Timestamp) -> HttpRequest {
+        let headers = vec![header(NO_CACHE.0, NO_CACHE.1)];
+        self.signed_request("GET", Some(key), &[], headers, Vec::new(), at)
+    }
+
+    /// PutObject for `key`, with the precondition as `If-None-Match: *` or `If-Match: "etag"` and
+    /// the write token and history as user metadata. Fails (Fatal) only if the metadata could not
+    /// travel in an HTTP header.
+    pub fn put_object_request(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: &Precondition,
+        meta: &WriteMeta,
+        at: Timestamp,
+    ) -> Result<HttpRequest, StoreError> {
+        let mut headers = vec![header("content-type", "application/json")];
+        match precondition {
+            Precondition::None => {}
+            Precondition::IfAbsent => headers.push(header("if-none-match", "*")),
+            // S3 compares the quoted form; accept the etag quoted or bare.
+            Precondition::IfMatch(etag) => headers.push(header("if-match", &format!("\"{}\"", normalize_etag(etag)))),
+        }
+        if let Some(token) = &meta.token {
+            headers.push(header(TOKEN_HEADER, checked_metadata(token)?));
+        }
+        let history = meta.history_header();
+        if !history.is_empty() {
+            headers.push(header(HISTORY_HEADER, checked_metadata(&history)?));
+        }
+        Ok(self.signed_request("PUT", Some(key), &[], headers, body.to_vec(), at))
+    }
+
+    /// DeleteObject for `key`.
+    pub fn delete_object_request(&self, key: &str, at: Timestamp) -> HttpRequest {
+        self.signed_request("DELETE", Some(key), &[], Vec::new(), Vec::new(), at)
+    }
+
+    /// One page of ListObjectsV2 under `bucket_prefix` (a full bucket key prefix: the store prefix
+    /// is NOT added here, so the caller can strip exactly what it added).
+    pub fn list_objects_v2_request(&self, bucket_prefix: &str, continuation_token: Option<&str>, at: Timestamp) -> HttpRequest {
+        let mut query = vec![("list-type", "2")];
+        if !bucket_prefix.is_empty() {
+            query.push(("prefix", bucket_prefix));
+        }
+        if let Some(token) = continuation_token {
+            query.push(("continuation-token", token));
+        }
+        let headers = vec![header(NO_CACHE.0, NO_CACHE.1)];
+        self.signed_request("GET", None, &query, headers, Vec::new(), at)
+    }
+
+    /// The path as sent and signed: for an object `key` (store prefix added here), else the bucket.
+    pub fn canonical_uri(&self, key: Option<&str>) -> String {
+        let object = key.map(|k| encode_path(&format!("{}{k}", self.prefix)));
+        match (self.addressing, object) {
+            (Addressing::Path, Some(object)) => format!("{}/{}/{object}", self.parsed.path, self.bucket),
+            (Addressing::Path, None) => format!("{}/{}", self.parsed.path, self.bucket),
+            (Addressing::VirtualHosted, Some(object)) => format!("{}/{object}", self.parsed.path),
+            (Addressing::VirtualHosted, None) => format!("{}/", self.parsed.path),
+        }
+    }
+
+    fn signed_request(
+        &self,
+        method: &'static str,
+        key: Option<&str>,
+        query: &[(&str, &str)],
+        mut headers: Vec<(String, String)>,
+        body: Vec<u8>,
+        at: Timestamp,
+    ) -> HttpRequest {
+        let host = self.host();
+        let canonical_uri = self.canonical_uri(key);
+        let canonical_query = canonical_query(query);
+        let payload_sha256 = sigv4::sha256_hex(&body);
+        let mut to_sign = Vec::with_capacity(headers.len() + 1);
+        to_sign.push(header("host", &host));
+        to_sign.extend(headers.iter().cloned());
+        let request = RequestToSign {
+            method,
+            canonical_uri: &canonical_uri,
+            canonical_query: &canonical_query,
+            headers: &to_sign,
+            payload_sha256: &payload_sha256,
+        };
+        let scope = Scope { region: &self.region, service: "s3" };
+        headers.extend(sigv4::sign(&request, scope, &self.credentials(), at).into_headers());
+        let query_suffix = if canonical_query.is_empty() { String::new() } else { format!("?{canonical_query}") };
+        let url = format!("{}://{host}{canonical_uri}{query_suffix}", self.parsed.scheme);
+        HttpRequest { method, url, headers, body }
+    }
+}
+
+fn header(name: &str, value: &str) -> (String, String) {
+    (name.to_owned(), value.to_owned())
+}
+
+/// Metadata values travel as header values: printable ASCII and spaces only. Tokens are URL-safe
+/// base64, so this only trips on a caller bug, which must not turn into a transport error.
+fn checked_metadata(value: &str) -> Result<&str, StoreError> {
+    if value.bytes().all(|b| b.is_ascii_graphic() || b == b' ') {
+        Ok(value)
+    } else {
+        Err(StoreError::new(FailureKind::Fatal, Some("InvalidMetadata"), None, "write token metadata is not header-safe ASCII"))
+    }
+}

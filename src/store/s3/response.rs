@@ -1,0 +1,150 @@
+//! Reading S3 responses: what each status means for each operation, as a pure function of the
+//! response. The classification decides what the retry layer may do (see [`FailureKind`]).
+
+use super::request::{HISTORY_HEADER, TOKEN_HEADER};
+use super::xml::{self, ListPage};
+use super::HttpResponse;
+use crate::store::{normalize_etag, FailureKind, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
+
+/// Longest error message handed up (server text can be a whole HTML page).
+const MAX_MESSAGE_CHARS: usize = 400;
+
+/// GetObject: the object, or `None` when the key does not exist.
+pub fn read_get(response: HttpResponse, what: &str) -> StoreResult<Option<StoredObject>> {
+    match response.status {
+        200..=299 => {
+            let etag = required_etag(&response, what)?;
+            let meta = WriteMeta::from_headers(response.header(TOKEN_HEADER), response.header(HISTORY_HEADER));
+            Ok(Some(StoredObject { body: response.body, etag, meta }))
+        }
+        404 if !is_missing_bucket(&response) => Ok(None),
+        _ => Err(classify_failure(&response, what)),
+    }
+}
+
+/// PutObject. A conditional put that lost — 412, or 404 NoSuchKey (AWS's answer to `If-Match` on
+/// a missing key) — is [`PutOutcome::PreconditionFailed`], not an error.
+pub fn read_put(response: HttpResponse, precondition: &Precondition, what: &str) -> StoreResult<PutOutcome> {
+    let conditional = *precondition != Precondition::None;
+    match response.status {
+        200..=299 => match response.header("etag").map(normalize_etag).filter(|e| !e.is_empty()) {
+            Some(etag) => Ok(PutOutcome::Written { etag }),
+            // The write landed but we cannot name its version: let the retry layer read it back.
+            None => Err(StoreError::new(
+                FailureKind::Indeterminate,
+                Some("MissingETag"),
+                Some(response.status),
+                format!("{what}: success without an ETag"),
+            )),
+        },
+        412 if conditional => Ok(PutOutcome::PreconditionFailed),
+        404 if conditional && !is_missing_bucket(&response) => Ok(PutOutcome::PreconditionFailed),
+        _ => Err(classify_failure(&response, what)),
+    }
+}
+
+/// DeleteObject: deleting a missing key is not an error (S3 says 204 anyway; others say 404).
+pub fn read_delete(response: HttpResponse, what: &str) -> StoreResult<()> {
+    match response.status {
+        200..=299 => Ok(()),
+        404 if !is_missing_bucket(&response) => Ok(()),
+        _ => Err(classify_failure(&response, what)),
+    }
+}
+
+/// One ListObjectsV2 page.
+pub fn read_list(response: HttpResponse, what: &str) -> StoreResult<ListPage> {
+    match response.status {
+        200..=299 => xml::parse_list_objects_v2(&response.body).map_err(|e| StoreError {
+            status: Some(response.status),
+            message: format!("{what}: {}", e.message),
+            ..e
+        }),
+        _ => Err(classify_failure(&response, what)),
+    }
+}
+
+/// The token for the next page of a truncated listing; a missing or repeated one would loop forever.
+pub fn next_page_token(next: Option<String>, previous: Option<&str>, what: &str) -> StoreResult<String> {
+    match next {
+        None => Err(malformed(what, "a truncated page without NextContinuationToken")),
+        Some(token) if Some(token.as_str()) == previous => Err(malformed(what, "the same continuation token twice")),
+        Some(token) => Ok(token),
+    }
+}
+
+/// A refusal or failure status, classified, naming the S3 error code when the body has one.
+pub fn classify_failure(response: &HttpResponse, what: &str) -> StoreError {
+    let parsed = xml::parse_error_body(&response.body);
+    let code = parsed.as_ref().and_then(|b| b.code.clone());
+    let kind = failure_kind(response.status, code.as_deref());
+    let detail = match (parsed.as_ref().and_then(|b| b.message.as_deref()), &code) {
+        (Some(message), _) => message.to_owned(),
+        (None, Some(code)) => code.clone(),
+        (None, None) => body_snippet(&response.body),
+    };
+    let message = if detail.is_empty() { format!("{what}: HTTP {}", response.status) } else { format!("{what}: {detail}") };
+    StoreError { kind, code, status: Some(response.status), message }
+}
+
+/// What a status (and code) lets the retry layer do.
+pub fn failure_kind(status: u16, code: Option<&str>) -> FailureKind {
+    match (status, code) {
+        (409, Some("ConditionalRequestConflict")) => FailureKind::ConditionalConflict,
+        // Refused before anything was applied; trying again can help.
+        (409 | 429 | 503, _) => FailureKind::Transient,
+        // The server gave up waiting for our body: nothing was applied.
+        (408, _) | (400, Some("RequestTimeout")) => FailureKind::Transient,
+        // 500, 502, 504…: the request may have been applied before the failure.
+        (500..=599, _) => FailureKind::Indeterminate,
+        _ => FailureKind::Fatal,
+    }
+}
+
+/// A 404 about the bucket is a configuration error, never "the key is absent".
+fn is_missing_bucket(response: &HttpResponse) -> bool {
+    xml::parse_error_body(&response.body).and_then(|b| b.code).as_deref() == Some("NoSuchBucket")
+}
+
+fn required_etag(response: &HttpResponse, what: &str) -> StoreResult<String> {
+    match response.header("etag").map(normalize_etag).filter(|e| !e.is_empty()) {
+        Some(etag) => Ok(etag),
+        None => Err(StoreError::new(
+            FailureKind::Fatal,
+            Some("MalformedResponse"),
+            Some(response.status),
+            format!("{what}: object returned without an ETag"),
+        )),
+    }
+}
+
+pub fn malformed(what: &str, detail: impl AsRef<str>) -> StoreError {
+    StoreError::new(FailureKind::Fatal, Some("MalformedResponse"), None, format!("{what}: {}", detail.as_ref()))
+}
+
+/// A non-XML error body (a proxy's HTML page, plain text) on one line; [`sanitize`] shortens it.
+fn body_snippet(body: &[u8]) -> String {
+    String::from_utf8_lossy(body).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Make an error fit to hand up: every occurrence of each secret (a server or transport may echo
+/// the signature or a token) replaced by `[redacted]`, then the message shortened. Redacting
+/// first means a cut can never leave part of a secret behind.
+pub fn sanitize(mut err: StoreError, secrets: &[&str]) -> StoreError {
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        if err.message.contains(secret) {
+            err.message = err.message.replace(secret, "[redacted]");
+        }
+        if let Some(code) = err.code.as_mut().filter(|c| c.contains(secret)) {
+            *code = code.replace(secret, "[redacted]");
+        }
+    }
+    err.message = clip(&err.message, MAX_MESSAGE_CHARS);
+    err
+}
+
+fn clip(text: &str, max_chars: usize) -> String {
+    let mut chars = text.chars();
+    let clipped: String = chars.by_ref().take(max_chars).collect();
+    if chars.next().is_some() { format!("{clipped}…") } else { clipped }
+}

@@ -1,0 +1,425 @@
+//! Just enough XML for S3: ListObjectsV2 results and error bodies. The input comes from the
+//! network, so every path returns a value or a `MalformedResponse` error; nothing indexes, unwraps
+//! or recurses on it (the depth cap also keeps dropping a hostile tree from overflowing the stack).
+
+use crate::store::{FailureKind, StoreError};
+
+/// Deeper than any S3 document (they nest three or four levels).
+const MAX_DEPTH: usize = 32;
+
+/// One page of a ListObjectsV2 response. Keys are full bucket keys, in the server's order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListPage {
+    pub keys: Vec<String>,
+    pub is_truncated: bool,
+    pub next_continuation_token: Option<String>,
+}
+
+/// The `<Code>` and `<Message>` of an S3 `<Error>` body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ErrorBody {
+    pub code: Option<String>,
+    pub message: Option<String>,
+}
+
+/// Parse a `<ListBucketResult>` (the ListObjectsV2 response).
+pub fn parse_list_objects_v2(body: &[u8]) -> Result<ListPage, StoreError> {
+    let root = parse_document(body)?;
+    if root.name != "ListBucketResult" {
+        return Err(malformed(format!("expected <ListBucketResult>, got <{}>", root.name)));
+    }
+    let mut keys = Vec::new();
+    for contents in root.children_named("Contents") {
+        match contents.child_text("Key") {
+            Some(key) => keys.push(key.to_owned()),
+            None => return Err(malformed("a <Contents> entry has no <Key>")),
+        }
+    }
+    let is_truncated = match root.child_text("IsTruncated").map(str::trim) {
+        None => false,
+        Some(flag) if flag.eq_ignore_ascii_case("true") => true,
+        Some(flag) if flag.eq_ignore_ascii_case("false") => false,
+        Some(other) => return Err(malformed(format!("<IsTruncated> is {other:?}"))),
+    };
+    let next_continuation_token = root.child_text("NextContinuationToken").filter(|t| !t.is_empty()).map(str::to_owned);
+    Ok(ListPage { keys, is_truncated, next_continuation_token })
+}
+
+/// Parse an S3 `<Error>` body. `None` when the body is not one (empty, HTML from a proxy, …):
+/// the caller then classifies by status alone.
+pub fn parse_error_body(body: &[u8]) -> Option<ErrorBody> {
+    let root = parse_document(body).ok()?;
+    if root.name != "Error" {
+        return None;
+    }
+    let text = |name: &str| root.child_text(name).map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
+    Some(ErrorBody { code: text("Code"), message: text("Message") })
+}
+
+fn malformed(detail: impl Into<String>) -> StoreError {
+    StoreError::new(FailureKind::Fatal, Some("MalformedResponse"), None, format!("unreadable S3 XML: {}", detail.into()))
+}
+
+/// An element: its local name (namespace prefix dropped), its own text, its child elements.
+#[derive(Debug, Default)]
+struct Element {
+    name: String,
+    text: String,
+    children: Vec<Element>,
+}
+
+impl Element {
+    fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
+        self.children.iter().filter(move |c| c.name == name)
+    }
+
+    fn child_text(&self, name: &str) -> Option<&str> {
+        self.children.iter().find(|c| c.name == name).map(|c| c.text.as_str())
+    }
+}
+
+/// Parse a whole document into its root element: prolog, comments, processing instructions and a
+/// DOCTYPE are skipped; CDATA is text; attributes are ignored (S3 puts only `xmlns` there).
+fn parse_document(body: &[u8]) -> Result<Element, StoreError> {
+    let text = std::str::from_utf8(body).map_err(|_| malformed("not UTF-8"))?;
+    // Some servers start with a byte-order mark, which is not whitespace to `trim`.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut stack: Vec<Element> = Vec::new();
+    let mut root: Option<Element> = None;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let Some(lt) = rest.find('<') else {
+            append_text(&mut stack, root.is_some(), rest)?;
+            break;
+        };
+        let (before, markup) = rest.split_at(lt);
+        append_text(&mut stack, root.is_some(), before)?;
+        rest = if let Some(after) = markup.strip_prefix("<!--") {
+            skip_past(after, "-->")?
+        } else if let Some(after) = markup.strip_prefix("<![CDATA[") {
+            let (data, after) = split_at_marker(after, "]]>")?;
+            push_raw_text(&mut stack, data)?;
+            after
+        } else if let Some(after) = markup.strip_prefix("<?") {
+            skip_past(after, "?>")?
+        } else if let Some(after) = markup.strip_prefix("<!") {
+            skip_past(after, ">")?
+        } else if let Some(after) = markup.strip_prefix("</") {
+            let (tag, after) = split_at_marker(after, ">")?;
+            close_element(&mut stack, &mut root, local_name(tag.trim()))?;
+            after
+        } else {
+            let after = markup.get(1..).unwrap_or("");
+            let (tag, after) = split_tag(after)?;
+            open_element(&mut stack, &mut root, tag)?;
+            after
+        };
+    }
+    if let Some(open) = stack.last() {
+        return Err(malformed(format!("<{}> is never closed", open.name)));
+    }
+    root.ok_or_else(|| malformed("no root element"))
+}
+
+/// Text between tags: entity-decoded onto the open element; outside the root only whitespace.
+fn append_text(stack: &mut [Element], root_done: bool, raw: &str) -> Result<(), StoreError> {
+    match stack.last_mut() {
+        Some(open) => {
+            open.text.push_str(&decode_entities(raw)?);
+            Ok(())
+        }
+        None if raw.trim().is_empty() => Ok(()),
+        None if root_done => Err(malformed("content after the root element")),
+        None => Err(malformed("text before the root element")),
+    }
+}
+
+fn push_raw_text(stack: &mut [Element], raw: &str) -> Result<(), StoreError> {
+    match stack.last_mut() {
+        Some(open) => {
+            open.text.push_str(raw);
+            Ok(())
+        }
+        None => Err(malformed("CDATA outside an element")),
+    }
+}
+
+/// `tag` is everything between `<` and `>`: a name, maybe attributes, maybe a closing `/`.
+fn open_element(stack: &mut Vec<Element>, root: &mut Option<Element>, tag: &str) -> Result<(), StoreError> {
+    let self_closing = tag.ends_with('/');
+    let tag = tag.strip_suffix('/').unwrap_or(tag);
+    let name = tag.split(|c: char| c.is_ascii_whitespace()).next().unwrap_or("");
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')) {
+        return Err(malformed(format!("bad tag name {name:?}")));
+    }
+    if stack.is_empty() && root.is_some() {
+        return Err(malformed("a second root element"));
+    }
+    if stack.len() >= MAX_DEPTH {
+        return Err(malformed("elements nested too deeply"));
+    }
+    stack.push(Element { name: local_name(name).to_owned(), ..Element::default() });
+    if self_closing {
+        let name = local_name(name).to_owned();
+        close_element(stack, root, &name)?;
+    }
+    Ok(())
+}
+
+fn close_element(stack: &mut Vec<Element>, root: &mut Option<Element>, name: &str) -> Result<(), StoreError> {
+    let Some(element) = stack.pop() else {
+        return Err(malformed(format!("</{name}> closes nothing")));
+    };
+    if element.name != name {
+        return Err(malformed(format!("<{}> closed by </{name}>", element.name)));
+    }
+    match stack.last_mut() {
+        Some(parent) => parent.children.push(element),
+        None => *root = Some(element),
+    }
+    Ok(())
+}
+
+/// Drop a namespace prefix: `s3:Key` is `Key`.
+fn local_name(name: &str) -> &str {
+    name.rsplit(':').next().unwrap_or(name)
+}
+
+/// Split a start tag at its closing `>`, skipping any `>` inside quoted attribute values.
+fn split_tag(s: &str) -> Result<(&str, &str), StoreError> {
+    let mut quote: Option<char> = None;
+    for (i, c) in s.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '>') => return Ok((s.get(..i).unwrap_or(""), s.get(i + 1..).unwrap_or(""))),
+            (None, '<') => return Err(malformed("'<' inside a tag")),
+            (None, _) => {}
+        }
+    }
+    Err(malformed("unterminated tag"))
+}
+
+fn split_at_marker<'a>(s: &'a str, marker: &str) -> Result<(&'a str, &'a str), StoreError> {
+    s.split_once(marker).ok_or_else(|| malformed(format!("missing {marker:?}")))
+}
+
+fn skip_past<'a>(s: &'a str, marker: &str) -> Result<&'a str, StoreError> {
+    split_at_marker(s, marker).map(|(_, after)| after)
+}
+
+/// Decode the five predefined entities and numeric character references; anything else is an error
+/// (S3 never sends other entities, and guessing would corrupt a key).
+pub fn decode_entities(raw: &str) -> Result<String, StoreError> {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(amp) = rest.find('&') {
+        let (before, from_amp) = rest.split_at(amp);
+        out.push_str(before);
+        let after_amp = from_amp.get(1..).unwrap_or("");
+        let (entity, after) = after_amp.split_once(';').ok_or_else(|| malformed("'&' without ';'"))?;
+        out.push(decode_entity(entity)?);
+        rest = after;
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn decode_entity(entity: &str) -> Result<char, StoreError> {
+    let code = match entity {
+        "amp" => return Ok('&'),
+        "lt" => return Ok('<'),
+        "gt" => return Ok('>'),
+        "quot" => return Ok('"'),
+        "apos" => return Ok('\''),
+        _ => {
+            if let Some(hex) = entity.strip_prefix("#x").or_else(|| entity.strip_prefix("#X")) {
+                parse_digits(hex, 16)
+            } else if let Some(decimal) = entity.strip_prefix('#') {
+                parse_digits(decimal, 10)
+            } else {
+                None
+            }
+        }
+    };
+    code.filter(|c| *c != 0)
+        .and_then(char::from_u32)
+        .ok_or_else(|| malformed(format!("unknown or invalid entity &{};", truncate(entity, 16))))
+}
+
+/// Digits only (`u32::from_str_radix` alone would accept a leading `+`).
+fn parse_digits(digits: &str, radix: u32) -> Option<u32> {
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u32::from_str_radix(digits, radix).ok()
+}
+
+fn truncate(s: &str, max_chars: usize) -> String {
+    s.chars().take(max_chars).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIST_PAGE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+  <Name>bucket</Name>
+  <Prefix>app/</Prefix>
+  <KeyCount>3</KeyCount>
+  <MaxKeys>1000</MaxKeys>
+  <IsTruncated>true</IsTruncated>
+  <NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken>
+  <Contents>
+    <Key>app/a b+c%d=e&amp;f?g#h~i</Key>
+    <LastModified>2026-01-01T00:00:00.000Z</LastModified>
+    <ETag>&quot;d41d8cd98f00b204e9800998ecf8427e&quot;</ETag>
+    <Size>0</Size>
+    <Owner><ID>x</ID><DisplayName>y</DisplayName></Owner>
+    <StorageClass>STANDARD</StorageClass>
+  </Contents>
+  <Contents><Key>app/&#252;n&#xEF;/&#x1F600;</Key></Contents>
+  <Contents><Key><![CDATA[app/<raw> & ok]]></Key></Contents>
+  <CommonPrefixes><Prefix>app/dir/</Prefix></CommonPrefixes>
+</ListBucketResult>"#;
+
+    #[test]
+    fn parses_a_list_page() {
+        let page = parse_list_objects_v2(LIST_PAGE.as_bytes()).unwrap();
+        assert_eq!(page.keys, ["app/a b+c%d=e&f?g#h~i", "app/ünï/😀", "app/<raw> & ok"]);
+        assert!(page.is_truncated);
+        assert_eq!(page.next_continuation_token.as_deref(), Some("1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM="));
+    }
+
+    #[test]
+    fn parses_a_last_and_an_empty_page() {
+        let last = "<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>k</Key></Contents></ListBucketResult>";
+        assert_eq!(parse_list_objects_v2(last.as_bytes()).unwrap(), ListPage {
+            keys: vec!["k".into()],
+            is_truncated: false,
+            next_continuation_token: None
+        });
+        let empty = "<?xml version=\"1.0\"?>\n<ListBucketResult xmlns=\"x\"><Name>b</Name><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>\n";
+        assert_eq!(parse_list_objects_v2(empty.as_bytes()).unwrap(), ListPage::default());
+        let self_closing = "<ListBucketResult><Prefix/><IsTruncated>false</IsTruncated></ListBucketResult>";
+        assert_eq!(parse_list_objects_v2(self_closing.as_bytes()).unwrap(), ListPage::default());
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let body = "\u{feff}<?xml version=\"1.0\"?><ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>";
+        assert_eq!(parse_list_objects_v2(body.as_bytes()).unwrap(), ListPage::default());
+    }
+
+    #[test]
+    fn key_whitespace_is_preserved() {
+        let body = "<ListBucketResult><Contents><Key> padded key </Key></Contents></ListBucketResult>";
+        assert_eq!(parse_list_objects_v2(body.as_bytes()).unwrap().keys, [" padded key "]);
+    }
+
+    #[test]
+    fn parses_error_bodies() {
+        let body = r#"<?xml version="1.0" encoding="UTF-8"?>
+<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match &lt;x&gt;</Message><SignatureProvided>abc</SignatureProvided><RequestId>1</RequestId></Error>"#;
+        assert_eq!(parse_error_body(body.as_bytes()), Some(ErrorBody {
+            code: Some("SignatureDoesNotMatch".into()),
+            message: Some("The request signature we calculated does not match <x>".into())
+        }));
+        assert_eq!(parse_error_body(b"<Error><Code>NoSuchKey</Code></Error>").unwrap().code.as_deref(), Some("NoSuchKey"));
+        assert_eq!(parse_error_body(b"<Error></Error>"), Some(ErrorBody::default()));
+    }
+
+    #[test]
+    fn non_error_bodies_are_none() {
+        for body in [&b""[..], b"<html><body>502 Bad Gateway</body></html>", b"Service Unavailable", b"<Error><Code>X</Code>", b"\xff\xfe"] {
+            assert_eq!(parse_error_body(body), None, "{body:?}");
+        }
+    }
+
+    #[test]
+    fn entities_decode() {
+        assert_eq!(decode_entities("&amp;&lt;&gt;&quot;&apos;").unwrap(), "&<>\"'");
+        assert_eq!(decode_entities("&#65;&#x42;&#X43;&#x1F600;").unwrap(), "ABC😀");
+        assert_eq!(decode_entities("plain").unwrap(), "plain");
+        for bad in ["&nbsp;", "&#xD800;", "&#x110000;", "&#0;", "&#;", "&#x;", "&#+5;", "&amp", "& b", "&#99999999999999999999;"] {
+            let err = decode_entities(bad).unwrap_err();
+            assert_eq!((err.kind, err.code.as_deref()), (FailureKind::Fatal, Some("MalformedResponse")), "{bad}");
+        }
+    }
+
+    #[test]
+    fn truncated_input_is_an_error_never_a_panic() {
+        let full = LIST_PAGE.as_bytes();
+        for end in 0..full.len() {
+            let result = parse_list_objects_v2(&full[..end]);
+            assert!(result.is_err(), "prefix of {end} bytes parsed");
+            let _ = parse_error_body(&full[..end]);
+        }
+    }
+
+    #[test]
+    fn garbage_is_malformed() {
+        let cases: &[&[u8]] = &[
+            b"",
+            b"   ",
+            b"not xml",
+            b"<",
+            b">",
+            b"</ListBucketResult>",
+            b"<ListBucketResult>",
+            b"<ListBucketResult><Contents></ListBucketResult>",
+            b"<ListBucketResult></ListBucketResult><ListBucketResult></ListBucketResult>",
+            b"<ListBucketResult></ListBucketResult>trailing",
+            b"<ListBucketResult><Contents><Size>1</Size></Contents></ListBucketResult>",
+            b"<ListBucketResult><IsTruncated>maybe</IsTruncated></ListBucketResult>",
+            b"<ListBucketResult><Contents><Key>a&bogus;</Key></Contents></ListBucketResult>",
+            b"<ListBucketResult attr=\"unterminated></ListBucketResult>",
+            b"<ListBucketResult><!-- never closed </ListBucketResult>",
+            b"<ListBucketResult><![CDATA[ never closed </ListBucketResult>",
+            b"<Error><Code>AccessDenied</Code></Error>",
+            b"<ListBucketResult><a<b>></ListBucketResult>",
+            b"<ListBucketResult>\xff</ListBucketResult>",
+            b"< ListBucketResult></ListBucketResult>",
+        ];
+        for body in cases {
+            let err = parse_list_objects_v2(body).unwrap_err();
+            assert_eq!((err.kind, err.code.as_deref()), (FailureKind::Fatal, Some("MalformedResponse")), "{:?}", String::from_utf8_lossy(body));
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_overflowed() {
+        let deep = "<a>".repeat(100_000);
+        assert!(parse_list_objects_v2(deep.as_bytes()).is_err());
+        let within = format!("<ListBucketResult>{}{}</ListBucketResult>", "<x>".repeat(20), "</x>".repeat(20));
+        assert_eq!(parse_list_objects_v2(within.as_bytes()).unwrap(), ListPage::default());
+    }
+
+    #[test]
+    fn attributes_with_gt_and_namespaces_are_fine() {
+        let body = "<s3:ListBucketResult a='x>y' b=\"<\"><s3:Contents><s3:Key>k</s3:Key></s3:Contents></s3:ListBucketResult>";
+        assert_eq!(parse_list_objects_v2(body.as_bytes()).unwrap().keys, ["k"]);
+    }
+
+    #[test]
+    fn pseudo_random_bytes_never_panic() {
+        // A tiny deterministic generator: no dev-dependency needed for a smoke fuzz.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let alphabet = b"<>/&;#x!?[]-CDATAKeyContents \"'=ListBucketResult1\xc3\xbc";
+        for _ in 0..5_000 {
+            let len = (state % 64) as usize;
+            let body: Vec<u8> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    alphabet[(state % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            let _ = parse_list_objects_v2(&body);
+            let _ = parse_error_body(&body);
+        }
+    }
+}

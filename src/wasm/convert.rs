@@ -1,0 +1,220 @@
+//! Conversions between JS values and Rust values, all in one place.
+//!
+//! JS → JSON follows `JSON.stringify`'s data model but refuses what it would silently mangle:
+//! BigInt, functions, symbols, NaN/±Infinity, cycles, Maps/Sets and other non-plain objects are an
+//! `InvalidArgument` (nothing is written). `toJSON` is honoured (so a `Date` becomes its ISO string),
+//! and `undefined` object properties are skipped, as `JSON.stringify` does.
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use serde_json::{Map, Number, Value};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::error::{Error, Result};
+
+const MAX_DEPTH: usize = 512;
+
+/// A JS value as JSON; `what` names it in error messages ("value", "stateFn's result"…).
+pub fn js_to_value(value: &JsValue, what: &str) -> Result<Value> {
+    let mut ancestors = Vec::new();
+    convert(value, what, &mut ancestors)
+}
+
+fn convert(v: &JsValue, path: &str, ancestors: &mut Vec<JsValue>) -> Result<Value> {
+    let bad = |m: &str| Error::invalid(format!("{path} {m}"));
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    if v.is_undefined() {
+        return Err(bad("is undefined, which JSON cannot represent"));
+    }
+    if let Some(b) = v.as_bool() {
+        return Ok(Value::Bool(b));
+    }
+    if let Some(f) = v.as_f64() {
+        return number(f).ok_or_else(|| bad(&format!("is {f}, which JSON cannot represent")));
+    }
+    if let Some(s) = v.as_string() {
+        return Ok(Value::String(s));
+    }
+    if v.is_bigint() {
+        return Err(bad("is a BigInt, which JSON cannot represent (convert it to a string or number)"));
+    }
+    if v.is_function() || v.is_symbol() {
+        return Err(bad("is a function or symbol, which JSON cannot represent"));
+    }
+    if !v.is_object() {
+        return Err(bad("is not a JSON value"));
+    }
+    if ancestors.len() >= MAX_DEPTH {
+        return Err(bad("is nested too deeply"));
+    }
+    if ancestors.iter().any(|a| Object::is(a, v)) {
+        return Err(bad("contains a cycle"));
+    }
+    // toJSON first (Date and user classes that define it), as JSON.stringify does.
+    if let Ok(to_json) = Reflect::get(v, &JsValue::from_str("toJSON")) {
+        if let Some(f) = to_json.dyn_ref::<js_sys::Function>() {
+            let out = f.call0(v).map_err(|_| bad("has a toJSON() that threw"))?;
+            ancestors.push(v.clone());
+            let r = convert(&out, path, ancestors);
+            ancestors.pop();
+            return r;
+        }
+    }
+    ancestors.push(v.clone());
+    let result = if Array::is_array(v) {
+        let arr: &Array = v.unchecked_ref();
+        let mut items = Vec::with_capacity(arr.length() as usize);
+        for (i, item) in arr.iter().enumerate() {
+            // JSON.stringify turns holes and undefined into null inside arrays.
+            items.push(if item.is_undefined() { Value::Null } else { convert(&item, &format!("{path}[{i}]"), ancestors)? });
+        }
+        Ok(Value::Array(items))
+    } else {
+        let proto = Object::get_prototype_of(v);
+        let plain = proto.is_null() || Object::is(&proto, &Object::get_prototype_of(&Object::new()));
+        if !plain {
+            let name = Reflect::get(v, &"constructor".into())
+                .ok()
+                .and_then(|c| Reflect::get(&c, &"name".into()).ok())
+                .and_then(|n| n.as_string())
+                .unwrap_or_else(|| "object".into());
+            Err(bad(&format!("is a {name}, not a plain object; JSON would lose it")))
+        } else {
+            let obj: &Object = v.unchecked_ref();
+            let mut map = Map::new();
+            for key in Object::keys(obj).iter() {
+                let k = key.as_string().unwrap_or_default();
+                let item = Reflect::get(v, &key).map_err(|_| bad(&format!("property {k:?} could not be read")))?;
+                if item.is_undefined() {
+                    continue;
+                }
+                let child = convert(&item, &format!("{path}.{k}"), ancestors)?;
+                map.insert(k, child);
+            }
+            Ok(Value::Object(map))
+        }
+    };
+    ancestors.pop();
+    result
+}
+
+/// Integers stay integers (so `5` encodes as `5`, as Python writes it); other numbers are floats.
+fn number(f: f64) -> Option<Value> {
+    if !f.is_finite() {
+        return None;
+    }
+    if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+        // -0 becomes 0, as JSON.stringify does.
+        return Some(Value::Number(Number::from(f as i64)));
+    }
+    Number::from_f64(f).map(Value::Number)
+}
+
+/// JSON → a fresh JS value.
+pub fn value_to_js(value: &Value) -> JsValue {
+    // serde_json's text is always valid JSON, so JSON.parse cannot fail on it.
+    js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+}
+
+pub fn bytes_to_js(bytes: &[u8]) -> JsValue {
+    Uint8Array::from(bytes).into()
+}
+
+/// Object data for `objects.put`: a `Uint8Array`, an `ArrayBuffer` (or a view of one), or a string
+/// (stored as UTF-8).
+pub fn js_to_bytes(v: &JsValue) -> Result<Vec<u8>> {
+    if let Some(s) = v.as_string() {
+        return Ok(s.into_bytes());
+    }
+    if let Some(a) = v.dyn_ref::<Uint8Array>() {
+        return Ok(a.to_vec());
+    }
+    if let Some(b) = v.dyn_ref::<js_sys::ArrayBuffer>() {
+        return Ok(Uint8Array::new(b).to_vec());
+    }
+    if js_sys::ArrayBuffer::is_view(v) {
+        let buf = Reflect::get(v, &"buffer".into()).unwrap_or(JsValue::UNDEFINED);
+        let off = Reflect::get(v, &"byteOffset".into()).ok().and_then(|x| x.as_f64()).unwrap_or(0.0) as u32;
+        let len = Reflect::get(v, &"byteLength".into()).ok().and_then(|x| x.as_f64()).unwrap_or(0.0) as u32;
+        if let Some(b) = buf.dyn_ref::<js_sys::ArrayBuffer>() {
+            return Ok(Uint8Array::new_with_byte_offset_and_length(b, off, len).to_vec());
+        }
+    }
+    Err(Error::invalid("data must be a Uint8Array, an ArrayBuffer or a string"))
+}
+
+/// Reading options objects. `undefined`/`null` options are an empty object.
+pub struct Opts<'a> {
+    obj: &'a JsValue,
+    what: &'static str,
+}
+
+impl<'a> Opts<'a> {
+    pub fn new(obj: &'a JsValue, what: &'static str) -> Result<Self> {
+        if !(obj.is_undefined() || obj.is_null() || obj.is_object()) || obj.is_function() {
+            return Err(Error::invalid(format!("{what} must be an object")));
+        }
+        Ok(Opts { obj, what })
+    }
+
+    pub fn raw(&self, name: &str) -> JsValue {
+        if self.obj.is_undefined() || self.obj.is_null() {
+            return JsValue::UNDEFINED;
+        }
+        Reflect::get(self.obj, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    fn err(&self, name: &str, expected: &str) -> Error {
+        Error::invalid(format!("{}.{name} must be {expected}", self.what))
+    }
+
+    pub fn number(&self, name: &str) -> Result<Option<f64>> {
+        let v = self.raw(name);
+        if v.is_undefined() {
+            return Ok(None);
+        }
+        v.as_f64().map(Some).ok_or_else(|| self.err(name, "a number"))
+    }
+
+    pub fn string(&self, name: &str) -> Result<Option<String>> {
+        let v = self.raw(name);
+        if v.is_undefined() {
+            return Ok(None);
+        }
+        v.as_string().map(Some).ok_or_else(|| self.err(name, "a string"))
+    }
+
+    pub fn boolean(&self, name: &str) -> Result<Option<bool>> {
+        let v = self.raw(name);
+        if v.is_undefined() {
+            return Ok(None);
+        }
+        v.as_bool().map(Some).ok_or_else(|| self.err(name, "a boolean"))
+    }
+
+    pub fn function(&self, name: &str) -> Result<Option<js_sys::Function>> {
+        let v = self.raw(name);
+        if v.is_undefined() || v.is_null() {
+            return Ok(None);
+        }
+        v.dyn_into::<js_sys::Function>().map(Some).map_err(|_| self.err(name, "a function"))
+    }
+
+    /// A JSON value option; `None` when the property is absent (or `undefined`).
+    pub fn json(&self, name: &str) -> Result<Option<Value>> {
+        let v = self.raw(name);
+        if v.is_undefined() {
+            return Ok(None);
+        }
+        js_to_value(&v, &format!("{}.{name}", self.what)).map(Some)
+    }
+}
+
+pub fn require_string(v: &JsValue, what: &str) -> Result<String> {
+    v.as_string().ok_or_else(|| Error::invalid(format!("{what} must be a string")))
+}
+
+pub fn require_function(v: &JsValue, what: &str) -> Result<js_sys::Function> {
+    v.clone().dyn_into::<js_sys::Function>().map_err(|_| Error::invalid(format!("{what} must be a function")))
+}

@@ -1,0 +1,97 @@
+//! Rust errors → JS errors. The classes are defined in JS (`pkg/errors.js`, so `instanceof` works
+//! across the package) and handed to the module once at start-up through `installErrorClasses`.
+//! Until then (e.g. in wasm unit tests) plain `Error`s with the same `name` and `code` are thrown.
+
+use std::cell::RefCell;
+
+use js_sys::Reflect;
+use wasm_bindgen::prelude::*;
+
+use crate::error::Error;
+
+thread_local! {
+    static CLASSES: RefCell<Option<JsValue>> = const { RefCell::new(None) };
+}
+
+/// Called by the package's entry files with the module namespace of `errors.js`.
+#[wasm_bindgen(js_name = installErrorClasses)]
+pub fn install_error_classes(classes: JsValue) {
+    CLASSES.with(|c| *c.borrow_mut() = Some(classes));
+}
+
+fn class_name(e: &Error) -> &'static str {
+    match e {
+        Error::InvalidArgument(_) => "InvalidArgument",
+        Error::LeaseLost { .. } => "LeaseLost",
+        Error::Conflict { .. } => "ConflictError",
+        Error::Storage(_) => "StorageError",
+        Error::AmbiguousWrite { .. } => "AmbiguousWriteError",
+        Error::Timeout { .. } => "TimeoutError",
+        Error::NotFound { .. } => "NotFoundError",
+        Error::Corrupt { .. } => "CorruptObjectError",
+        Error::Callback(_) => "FencepostError",
+    }
+}
+
+/// The JS value to reject with. A callback's own error is handed back unchanged.
+pub fn to_js(e: Error) -> JsValue {
+    let e = match e {
+        Error::Callback(payload) => match payload.downcast::<JsValue>() {
+            Ok(js) => return *js,
+            Err(_) => Error::invalid("a callback failed"),
+        },
+        other => other,
+    };
+    let message = e.to_string();
+    let name = class_name(&e);
+    let ctor = CLASSES.with(|c| c.borrow().as_ref().and_then(|m| Reflect::get(m, &name.into()).ok()));
+    let err: JsValue = match ctor.and_then(|c| c.dyn_into::<js_sys::Function>().ok()) {
+        Some(ctor) => Reflect::construct(&ctor, &js_sys::Array::of1(&message.clone().into()))
+            .unwrap_or_else(|_| js_sys::Error::new(&message).into()),
+        None => {
+            let plain = js_sys::Error::new(&message);
+            plain.set_name(name);
+            let code = match &e {
+                Error::Storage(f) => f.code.clone().unwrap_or_else(|| "STORAGE_ERROR".into()),
+                other => other.code().to_owned(),
+            };
+            set(&plain, "code", &code.into());
+            plain.into()
+        }
+    };
+    let details: Vec<(&str, JsValue)> = match &e {
+        Error::LeaseLost { key, reason } => vec![("key", key.into()), ("reason", reason.into())],
+        Error::Conflict { key, attempts } => vec![("key", key.into()), ("attempts", (*attempts).into())],
+        // SPEC: StorageError carries the S3 error code (its `code`) and the HTTP status.
+        Error::Storage(f) => vec![
+            ("s3Code", f.code.clone().map_or(JsValue::UNDEFINED, JsValue::from)),
+            ("status", f.status.map_or(JsValue::UNDEFINED, JsValue::from)),
+        ],
+        Error::AmbiguousWrite { key, .. } | Error::NotFound { key } | Error::Corrupt { key, .. } => vec![("key", key.into())],
+        Error::Timeout { key, seconds } => vec![("key", key.into()), ("timeout", (*seconds).into())],
+        Error::InvalidArgument(_) | Error::Callback(_) => vec![],
+    };
+    for (k, v) in details {
+        if !v.is_undefined() {
+            set(&err, k, &v);
+        }
+    }
+    err
+}
+
+fn set(target: &JsValue, key: &str, value: &JsValue) {
+    let _ = Reflect::set(target, &key.into(), value);
+}
+
+/// An `InvalidArgument` carrying a schema's issues (Standard Schema validation failure).
+pub fn schema_error(message: String, issues: JsValue) -> JsValue {
+    let err = to_js(Error::invalid(message));
+    set(&err, "issues", &issues);
+    err
+}
+
+/// Wrap a JS-side failure (a thrown callback) so it travels through the core unchanged.
+pub fn callback(e: JsValue) -> Error {
+    Error::Callback(Box::new(e))
+}
+

@@ -1,0 +1,15 @@
+// The JS conformance suite under Node's test runner, on the installed package: memory, SeaweedFS, moto.
+import { describe, test } from "node:test";
+import * as lib from "fencepost";
+import * as zod from "zod";
+import * as valibot from "valibot";
+import { cases } from "./suite.js";
+import { s3Factories } from "./stores.js";
+
+const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, process.env, "node") };
+
+for (const [name, makeStore] of Object.entries(stores)) {
+  describe(`node / ${name}`, () => {
+    for (const c of cases({ lib, makeStore, schemas: { zod, valibot } })) test(c.name, c.fn);
+  });
+}

@@ -1,0 +1,387 @@
+// The JS-level conformance suite, written once and run in every runtime (Node, Deno, workerd,
+// Chromium) against every store each runtime can reach. It checks SPEC's JS contract: names,
+// semantics, typed errors, request counts, and that bad input is rejected with nothing written.
+//
+// cases(env) → [{name, fn}] where env = {
+//   lib,          // the fencepost module namespace, as the runtime imported it
+//   makeStore(),  // → a Store on a fresh, empty namespace
+//   schemas?,     // {zod, valibot} when the runtime can import them
+// }
+
+function assert(cond, message) {
+  if (!cond) throw new Error(`assertion failed: ${message}`);
+}
+
+function eq(actual, expected, message) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new Error(`${message}: expected ${e}, got ${a}`);
+}
+
+async function rejects(promise, Class, message) {
+  try {
+    await promise;
+  } catch (e) {
+    if (!(e instanceof Class)) throw new Error(`${message}: expected ${Class.name}, got ${e?.name}: ${e?.message}`);
+    return e;
+  }
+  throw new Error(`${message}: expected a ${Class.name} rejection, but it resolved`);
+}
+
+/** A world for one case: a counted store, a controllable clock, and peers on the same store. */
+function world(env, start = Date.UTC(2026, 0, 1)) {
+  const { lib } = env;
+  const base = env.makeStore();
+  const store = lib.countingStore(base);
+  const clock = { t: start };
+  const options = { now: () => clock.t, retry: { maxAttempts: 4, baseDelay: 0.01, maxDelay: 0.05 } };
+  const db = new lib.Fencepost(store, options);
+  const peer = () => new lib.Fencepost(base, options);
+  const counts = () => {
+    const c = store.requestCounts();
+    store.resetRequestCounts();
+    return { get: c.get, put: c.put, delete: c.delete, list: c.list };
+  };
+  const req = (get, put, del = 0, list = 0) => ({ get, put, delete: del, list });
+  const raw = peer().objects;
+  const text = async (key) => {
+    const o = await raw.get(key);
+    return o && new TextDecoder().decode(o.data);
+  };
+  return { lib, db, peer, clock, counts, req, raw, text, advance: (s) => (clock.t += s * 1000) };
+}
+
+export function cases(env) {
+  const { lib } = env;
+  const list = [];
+  const test = (name, fn) => list.push({ name, fn });
+
+  // ------------------------------------------------------------------ exports and errors
+  test("exports the SPEC API and error classes", async () => {
+    for (const name of ["Fencepost", "memoryStore", "s3Store", "r2Store", "Lease", "Doc", "Objects",
+      "FencepostError", "LeaseLost", "ConflictError", "StorageError", "InvalidArgument"]) {
+      assert(typeof lib[name] === "function", `${name} is exported`);
+    }
+    for (const C of [lib.LeaseLost, lib.ConflictError, lib.StorageError, lib.InvalidArgument]) {
+      assert(new C("x") instanceof lib.FencepostError, `${C.name} extends FencepostError`);
+      assert(new C("x") instanceof Error, `${C.name} extends Error`);
+    }
+    eq([new lib.LeaseLost("x").code, new lib.ConflictError("x").code, new lib.InvalidArgument("x").code],
+      ["LEASE_LOST", "CONFLICT", "INVALID_ARGUMENT"], "stable codes");
+  });
+
+  // ------------------------------------------------------------------ claim
+  test("claim: first caller wins in 1 request; losers converge in 2", async () => {
+    const w = world(env);
+    const first = await w.db.claim("cron/0 * * * */2026-01-01T00:00", { by: "a", n: [1, "é"] });
+    eq([first.won, first.key, first.value], [true, "cron/0 * * * */2026-01-01T00:00", { by: "a", n: [1, "é"] }], "winner");
+    assert(typeof first.etag === "string" && first.etag.length > 0, "etag");
+    eq(w.counts(), w.req(0, 1), "claim won = 1 request");
+    const second = await w.db.claim("cron/0 * * * */2026-01-01T00:00", { by: "b" });
+    eq([second.won, second.value, second.etag], [false, { by: "a", n: [1, "é"] }, first.etag], "loser converges");
+    eq(w.counts(), w.req(1, 1), "claim lost = 2 requests");
+    eq(await w.text("cron/0 * * * */2026-01-01T00:00"), '{"by":"a","n":[1,"\\u00e9"]}', "canonical JSON on the wire");
+  });
+
+  test("claim: many racing callers, exactly one winner", async () => {
+    const w = world(env);
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => w.peer().claim("race", i)));
+    const winners = results.filter((r) => r.won);
+    eq(winners.length, 1, "one winner");
+    assert(results.every((r) => r.value === winners[0].value), "all converge on the winner's value");
+  });
+
+  test("bad values and keys reject with InvalidArgument and write nothing", async () => {
+    const w = world(env);
+    const cyclic = { a: 1 };
+    cyclic.self = cyclic;
+    for (const [what, value] of [["BigInt", 10n], ["cycle", cyclic], ["function", () => 1], ["NaN", NaN],
+      ["Infinity", { x: Infinity }], ["nested BigInt", { a: [1, 2n] }], ["undefined", undefined], ["Map", new Map()],
+      ["symbol", Symbol("s")]]) {
+      await rejects(w.db.claim("k", value), lib.InvalidArgument, `claim(${what})`);
+      await rejects(w.db.doc("d").update(() => value, { create: 1 }), lib.InvalidArgument, `doc.update → ${what}`);
+    }
+    for (const key of ["", "log/x", "snapshots/1", "logs/a", "txapplied/t", "a/../b", "./a", "a\nb", "x".repeat(1025), 42, null]) {
+      await rejects(w.db.claim(key, 1), lib.InvalidArgument, `key ${JSON.stringify(key)}`);
+    }
+    for (const ttl of [0, -1, NaN, Infinity, "10", undefined]) {
+      await rejects(w.db.lease("job", { ttl }), lib.InvalidArgument, `ttl ${String(ttl)}`);
+    }
+    await rejects(w.db.lease("job", { ttl: 10, holder: "" }), lib.InvalidArgument, "empty holder");
+    await rejects(w.db.objects.put("k", "x", { ifAbsent: true, ifMatch: "abc" }), lib.InvalidArgument, "ifAbsent + ifMatch");
+    await rejects(w.db.doc("d").update(() => 1, { maxAttempts: 0 }), lib.InvalidArgument, "maxAttempts 0");
+    eq(w.counts(), w.req(0, 0), "nothing was even requested");
+    eq(await w.raw.list(), [], "nothing written");
+    assert((() => { try { new lib.Fencepost({}); } catch (e) { return e instanceof lib.InvalidArgument; } })(), "a non-store is an InvalidArgument");
+  });
+
+  test("Date values encode through toJSON, like JSON.stringify", async () => {
+    const w = world(env);
+    const c = await w.db.claim("when", { at: new Date(Date.UTC(2026, 0, 2)) });
+    eq(c.value, { at: "2026-01-02T00:00:00.000Z" }, "ISO string");
+  });
+
+  // ------------------------------------------------------------------ lease
+  test("lease: fresh acquisition is epoch 1 with a random URL-safe holder (2 requests)", async () => {
+    const w = world(env);
+    const l = await w.db.lease("job", { ttl: 30 });
+    eq(w.counts(), w.req(1, 1), "fresh lease = 2 requests");
+    eq([l.key, l.epoch, l.ttl, l.state], ["job", 1, 30, null], "handle");
+    assert(/^[A-Za-z0-9_-]{22}$/.test(l.holder), `holder ${l.holder}`);
+    assert(l.deadlineAt instanceof Date && l.deadlineAt.getTime() === w.clock.t + 30000, "deadlineAt is a Date");
+    const doc = JSON.parse(await w.text("job"));
+    eq(Object.keys(doc), ["deadline_at", "epoch", "holder", "state"], "lease document, keys sorted");
+    assert(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(doc.deadline_at), doc.deadline_at);
+    const other = await w.db.lease("job2", { ttl: 30 });
+    assert(other.holder !== l.holder, "holders differ");
+  });
+
+  test("lease: held → null in 1 request, stateFn not called", async () => {
+    const w = world(env);
+    await w.peer().lease("job", { ttl: 30, holder: "a" });
+    let called = false;
+    const got = await w.db.lease("job", { ttl: 30, holder: "b", stateFn: (s) => { called = true; return s; } });
+    eq([got, called], [null, false], "held");
+    eq(w.counts(), w.req(1, 0), "held = 1 request");
+  });
+
+  test("lease: renew extends the deadline; release then re-acquire bumps the epoch and keeps the state", async () => {
+    const w = world(env);
+    const l = await w.db.lease("job", { ttl: 10, holder: "a" });
+    w.advance(7);
+    w.counts();
+    await l.renew();
+    eq(w.counts(), w.req(0, 1), "renew = 1 request");
+    eq(l.deadlineAt.getTime(), w.clock.t + 10000, "deadline moved");
+    await l.write({ step: 3 });
+    await l.release();
+    eq(l.released, true, "released");
+    const doc = JSON.parse(await w.text("job"));
+    eq([doc.holder, doc.epoch], [null, 1], "released document stays");
+    w.counts();
+    const again = await w.db.lease("job", { ttl: 10, holder: "b" });
+    eq(w.counts(), w.req(1, 1), "re-acquire = 2 requests");
+    eq([again.epoch, again.state], [2, { step: 3 }], "epoch bumped, state kept");
+    await rejects(l.renew(), lib.LeaseLost, "released handle");
+    await rejects(l.write(1), lib.LeaseLost, "released handle write");
+  });
+
+  test("lease: an expired lease is stolen; the old handle is fenced", async () => {
+    const w = world(env);
+    const old = await w.peer().lease("job", { ttl: 10, holder: "a" });
+    w.advance(10); // the boundary is inclusive
+    const stolen = await w.db.lease("job", { ttl: 10, holder: "b" });
+    eq([stolen.epoch, stolen.holder], [2, "b"], "stolen");
+    const e = await rejects(old.renew(), lib.LeaseLost, "old renew");
+    eq(e.code, "LEASE_LOST", "code");
+    await rejects(old.release(), lib.LeaseLost, "old release");
+    await rejects(old.updateState((s) => s), lib.LeaseLost, "old updateState");
+  });
+
+  test("lease: stealIfExpired false refuses; the same holder may re-acquire (fencing its old handle)", async () => {
+    const w = world(env);
+    const first = await w.db.lease("job", { ttl: 10, holder: "a" });
+    w.advance(60);
+    eq(await w.peer().lease("job", { ttl: 10, holder: "b", stealIfExpired: false }), null, "no steal");
+    const mine = await w.db.lease("job", { ttl: 10, holder: "a" });
+    eq(mine.epoch, 2, "same holder re-acquires");
+    await rejects(first.renew(), lib.LeaseLost, "old handle fenced");
+  });
+
+  test("lease: stateFn seeds, transitions, and its error aborts with nothing written", async () => {
+    const w = world(env);
+    const seen = [];
+    const l = await w.db.lease("job", { ttl: 10, stateFn: (s) => { seen.push(s); return { runs: 1 }; } });
+    eq([seen, l.state], [[null], { runs: 1 }], "seeded from null");
+    await l.release();
+    const l2 = await w.db.lease("job", { ttl: 10, stateFn: async (s) => ({ runs: s.runs + 1 }) });
+    eq(l2.state, { runs: 2 }, "async transition");
+    await l2.release({ state: { runs: 2, done: true } });
+    const before = await w.text("job");
+    class Refused extends Error {}
+    const boom = new Refused("already done");
+    let caught;
+    try {
+      await w.db.lease("job", { ttl: 10, stateFn: (s) => { if (s.done) throw boom; return s; } });
+    } catch (e) {
+      caught = e;
+    }
+    assert(caught === boom, "the callback's own error reaches the caller unchanged");
+    eq(await w.text("job"), before, "nothing written");
+  });
+
+  test("lease: a deleted document fences; corrupt documents are typed errors and stay untouched", async () => {
+    const w = world(env);
+    const l = await w.db.lease("job", { ttl: 10, holder: "a" });
+    await w.raw.delete("job");
+    await rejects(l.renew(), lib.LeaseLost, "deleted");
+    for (const body of ["not json", "[]", '{"epoch":"1","holder":"a","deadline_at":"2026-01-01T00:00:00Z","state":null}',
+      '{"epoch":1,"holder":7,"deadline_at":"2026-01-01T00:00:00Z"}', '{"epoch":1,"holder":"a","deadline_at":"soon"}']) {
+      await w.raw.put("bad", body);
+      const e = await rejects(w.db.lease("bad", { ttl: 10 }), lib.FencepostError, body);
+      assert(!(e instanceof lib.LeaseLost), "not a LeaseLost");
+      await rejects(w.db.cooperativeWrite("bad", (s) => s), lib.FencepostError, body);
+      eq(await w.text("bad"), body, "untouched");
+    }
+  });
+
+  test("lease: of many racing acquirers exactly one wins", async () => {
+    const w = world(env);
+    const got = await Promise.all(Array.from({ length: 8 }, () => w.peer().lease("job", { ttl: 30 })));
+    eq(got.filter(Boolean).length, 1, "one holder");
+  });
+
+  // ------------------------------------------------------------------ cooperative writes and attach
+  test("cooperativeWrite: 2 requests; seen by renew (3 requests) without fencing; kept by release", async () => {
+    const w = world(env);
+    const l = await w.db.lease("job", { ttl: 10, holder: "a" });
+    await l.write({ count: 0 });
+    w.counts();
+    eq(await w.db.cooperativeWrite("job", (s) => ({ ...s, cancel: true })), { count: 0, cancel: true }, "new state");
+    eq(w.counts(), w.req(1, 1), "cooperativeWrite = 2 requests");
+    await l.renew();
+    eq(w.counts(), w.req(1, 2), "renew after a cooperative write = 3 requests");
+    eq([l.epoch, l.state], [1, { count: 0, cancel: true }], "absorbed, not fenced");
+    await w.db.cooperativeWrite("job", (s) => ({ ...s, count: s.count + 10 }));
+    eq(await l.updateState((s) => ({ ...s, count: s.count + 1 })), { count: 11, cancel: true }, "merged by updateState");
+    await w.db.cooperativeWrite("job", (s) => ({ ...s, note: "x" }));
+    await l.release();
+    eq(JSON.parse(await w.text("job")).state, { cancel: true, count: 11, note: "x" }, "kept by release");
+    eq(await w.db.cooperativeWrite("nothing-here", (s) => s), null, "no lease → null");
+  });
+
+  test("cooperativeWrite is discarded by write", async () => {
+    const w = world(env);
+    const l = await w.db.lease("job", { ttl: 10 });
+    await w.db.cooperativeWrite("job", () => "theirs");
+    eq(await l.write("mine"), "mine", "write resolves to the state");
+    eq(JSON.parse(await w.text("job")).state, "mine", "discarded");
+  });
+
+  test("attachLease: one read, no write; handles converge; refused when not ours; fenced by a steal", async () => {
+    const w = world(env);
+    eq(await w.db.attachLease("job", { holder: "a", ttl: 10 }), null, "absent");
+    const l = await w.peer().lease("job", { ttl: 10, holder: "a" });
+    w.counts();
+    const a = await w.db.attachLease("job", { holder: "a", ttl: 10 });
+    eq(w.counts(), w.req(1, 0), "attach = 1 request");
+    eq([a.epoch, a.holder, a.deadlineAt.getTime()], [1, "a", l.deadlineAt.getTime()], "same period, same deadline");
+    await a.updateState((s) => (s ?? 0) + 1);
+    await l.updateState((s) => s + 1);
+    await a.renew();
+    eq(a.state, 2, "two handles converge");
+    eq(await w.db.attachLease("job", { holder: "b", ttl: 10 }), null, "other holder");
+    w.advance(10);
+    eq(await w.db.attachLease("job", { holder: "a", ttl: 10 }), null, "expired");
+    await w.peer().lease("job", { ttl: 10, holder: "c" });
+    await rejects(a.renew(), lib.LeaseLost, "attached handle fenced by the steal");
+  });
+
+  // ------------------------------------------------------------------ doc
+  test("doc: create, CAS update (2 requests), absent without create, idempotent delete", async () => {
+    const w = world(env);
+    const d = w.db.doc("cfg");
+    eq(await d.get(), null, "absent");
+    await rejects(d.update((v) => v), lib.FencepostError, "absent without create");
+    w.counts();
+    eq(await d.update((v) => ({ n: v.n + 1 }), { create: { n: 41 } }), { n: 42 }, "created");
+    eq(w.counts(), w.req(1, 1), "doc.update = 2 requests");
+    const got = await d.get();
+    eq(got.value, { n: 42 }, "get");
+    await d.delete();
+    await d.delete();
+    eq(await d.get(), null, "deleted");
+  });
+
+  test("doc: concurrent increments all land; maxAttempts is honoured", async () => {
+    const w = world(env);
+    await Promise.all(Array.from({ length: 6 }, () => w.peer().doc("counter").update((n) => n + 1, { create: 0, maxAttempts: 50 })));
+    eq((await w.db.doc("counter").get()).value, 6, "all increments");
+    let calls = 0;
+    const e = await rejects(w.db.doc("counter").update(async (n) => {
+      calls++;
+      await w.raw.put("counter", String(1000 + calls)); // someone always gets there first
+      return n + 1;
+    }, { maxAttempts: 3 }), lib.ConflictError, "constant conflict");
+    eq([calls, e.code], [3, "CONFLICT"], "fn runs exactly maxAttempts times");
+  });
+
+  if (env.schemas?.zod) {
+    test("doc: zod schema validates on read and before write", async () => {
+      const { z } = env.schemas.zod;
+      const w = world(env);
+      const d = w.db.doc("typed", { schema: z.object({ n: z.number().int() }) });
+      eq(await d.update((v) => ({ n: v.n + 1 }), { create: { n: 0 } }), { n: 1 }, "valid");
+      const e = await rejects(d.update(() => ({ n: "one" })), lib.InvalidArgument, "invalid write");
+      assert(Array.isArray(e.issues) && e.issues.length > 0, "issues attached");
+      eq((await d.get()).value, { n: 1 }, "nothing written");
+      await w.raw.put("typed", '{"n":1.5}');
+      await rejects(d.get(), lib.InvalidArgument, "invalid stored value");
+    });
+  }
+  if (env.schemas?.valibot) {
+    test("doc: valibot schema validates before write", async () => {
+      const v = env.schemas.valibot;
+      const w = world(env);
+      const d = w.db.doc("typed", { schema: v.object({ tags: v.array(v.string()) }) });
+      eq(await d.update((x) => ({ tags: [...x.tags, "a"] }), { create: { tags: [] } }), { tags: ["a"] }, "valid");
+      await rejects(d.update(() => ({ tags: [1] })), lib.InvalidArgument, "invalid");
+    });
+  }
+
+  // ------------------------------------------------------------------ objects
+  test("objects: conditional puts, If-Match on a missing key fails, delete is a no-op, list", async () => {
+    const w = world(env);
+    const o = w.db.objects;
+    const a = await o.put("k", "one", { ifAbsent: true });
+    assert(a && typeof a.etag === "string", "created");
+    eq(await o.put("k", "two", { ifAbsent: true }), null, "ifAbsent lost");
+    eq(await o.put("k", "two", { ifMatch: "00000000000000000000000000000000" }), null, "ifMatch lost");
+    eq(await o.put("missing", "x", { ifMatch: a.etag }), null, "ifMatch on a missing key");
+    const got = await o.get("k");
+    assert(got.data instanceof Uint8Array, "data is bytes");
+    eq([new TextDecoder().decode(got.data), got.etag], ["one", a.etag], "get");
+    const b = await o.put("k", new Uint8Array([1, 2, 3]), { ifMatch: a.etag });
+    assert(b.etag !== a.etag, "new etag");
+    await o.delete("k");
+    await o.delete("k");
+    eq(await o.get("k"), null, "gone");
+    for (const k of ["b/2", "a", "b/1", "c"]) await o.put(k, "x");
+    eq(await o.list(), ["a", "b/1", "b/2", "c"], "ascending");
+    eq(await o.list("b/"), ["b/1", "b/2"], "by prefix");
+  });
+
+  test("objects: keys with special characters round-trip", async () => {
+    const w = world(env);
+    const keys = ["sp ace", "plus+sign", "per%cent", "eq=&?#~", "ünï/ключ", "astral/😀𝄞"];
+    for (const k of keys) await w.db.objects.put(k, k);
+    for (const k of keys) eq(new TextDecoder().decode((await w.db.objects.get(k)).data), k, k);
+    eq(await w.db.objects.list(), [...keys].sort((x, y) => (Buffer_compare(x, y))), "listed");
+  });
+
+  test("objects: waitFor polls once per interval and times out with a typed error", async () => {
+    // Real time here: waitFor's timeout is measured by the Fencepost's clock.
+    const store = lib.countingStore(env.makeStore());
+    const o = new lib.Fencepost(store).objects;
+    const e = await rejects(o.waitFor("later", { timeout: 0.2, pollInterval: 0.05 }), lib.FencepostError, "timeout");
+    eq(e.code, "TIMEOUT", "code");
+    const polls = store.requestCounts().get;
+    assert(polls >= 3 && polls <= 6, `one GET per poll (${polls})`);
+    setTimeout(() => o.put("later", "here"), 50);
+    const got = await o.waitFor("later", { timeout: 5, pollInterval: 0.02 });
+    eq(new TextDecoder().decode(got.data), "here", "appeared");
+    const changed = o.waitFor("later", { timeout: 5, pollInterval: 0.02, changedFrom: got.etag });
+    setTimeout(() => o.put("later", "changed"), 50);
+    eq(new TextDecoder().decode((await changed).data), "changed", "changedFrom");
+  });
+
+  return list;
+}
+
+// Code-point order (what the store lists), not JS's UTF-16 order.
+function Buffer_compare(a, b) {
+  const ea = new TextEncoder().encode(a);
+  const eb = new TextEncoder().encode(b);
+  for (let i = 0; i < Math.min(ea.length, eb.length); i++) if (ea[i] !== eb[i]) return ea[i] - eb[i];
+  return ea.length - eb.length;
+}
