@@ -3,7 +3,7 @@
 # runs every stage, stops the servers, and prints one summary line.
 #
 #   scripts/test.sh            all stages
-#   scripts/test.sh node deno  only these stages (native wasm node deno workerd browser)
+#   scripts/test.sh node deno  only these stages (native wasm node examples deno workerd browser)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -12,7 +12,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native wasm node deno workerd browser)
+[ ${#stages[@]} -eq 0 ] && stages=(native wasm node examples deno workerd browser)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -47,7 +47,7 @@ if want native; then
 fi
 
 needs_pkg=0
-for s in wasm node deno workerd browser; do want "$s" && needs_pkg=1; done
+for s in wasm node examples deno workerd browser; do want "$s" && needs_pkg=1; done
 if [ $needs_pkg -eq 1 ]; then
   bash scripts/build-pkg.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
   bash scripts/install-pkg.sh || { echo "packing failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -62,6 +62,9 @@ if want wasm; then
 fi
 if want node; then
   stage node count_node node --test --test-reporter=tap tests/js/node.test.mjs
+fi
+if want examples; then
+  stage examples count_plain node tests/js/examples.mjs
 fi
 if want deno; then
   stage deno count_deno deno test --allow-read --allow-env --allow-net=127.0.0.1 --config tests/js/deno.json tests/js/deno.test.mjs

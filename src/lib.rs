@@ -10,6 +10,7 @@
 //! - `wasm` (wasm32 only): the thin JS binding.
 
 #![allow(async_fn_in_trait)]
+#![doc = include_str!("../README.md")]
 
 pub mod claim;
 pub mod doc;
