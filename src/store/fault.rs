@@ -22,6 +22,8 @@ pub enum Op {
 
 /// What happens to the next matching request.
 pub enum Fault {
+    /// No fault: lets one request through (to aim a later fault at the request after it).
+    Pass,
     /// Run this first (typically: another writer's put on the inner store), then the request.
     Before(Box<dyn FnOnce() -> LocalBoxFuture<'static, ()>>),
     /// Forward the request, let it land, then report a transport error: an ambiguous write.
@@ -33,6 +35,11 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// Run `hook` (another process's writes) just before the request.
+    pub fn before<F: std::future::Future<Output = ()> + 'static>(hook: F) -> Fault {
+        Fault::Before(Box::new(move || Box::pin(hook)))
+    }
+
     /// A competing write: `key` is overwritten with `body` on `store` just before the request.
     pub fn competing_put(store: Rc<dyn ObjectStore>, key: &str, body: Vec<u8>) -> Fault {
         let key = key.to_owned();
@@ -105,7 +112,7 @@ impl FaultStore {
     /// Apply the fault (if any) around `request`.
     async fn run<T>(&self, op: Op, request: impl std::future::Future<Output = StoreResult<T>>) -> StoreResult<T> {
         match self.begin(op) {
-            None => request.await,
+            None | Some(Fault::Pass) => request.await,
             Some(Fault::Before(hook)) => {
                 hook().await;
                 request.await

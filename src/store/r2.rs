@@ -27,6 +27,15 @@ impl R2Store {
         Ok(R2Store { bucket, prefix })
     }
 
+    /// The same store for Rust Workers written with workers-rs: the `worker::Bucket` is the very
+    /// same JS binding underneath, so the one implementation serves both.
+    #[cfg(feature = "worker")]
+    pub fn from_bucket(bucket: &worker::Bucket, prefix: &str) -> crate::Result<Self> {
+        let prefix = crate::keys::normalize_store_prefix(prefix)?;
+        let js: &JsValue = bucket.as_ref();
+        Self::new(js.clone(), prefix).map_err(crate::Error::invalid)
+    }
+
     async fn call(&self, method: &str, args: &[JsValue]) -> StoreResult<JsValue> {
         let f = Reflect::get(&self.bucket, &method.into())
             .ok()

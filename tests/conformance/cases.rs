@@ -29,7 +29,7 @@ pub async fn claim_losers_converge_on_winner(cx: Ctx) {
 pub async fn claim_key_deleted_before_readback_is_claimed_again(cx: Ctx) {
     cx.peer().claim("k", json!("first")).await.unwrap();
     let raw = cx.raw.clone();
-    cx.store.inject(Op::Get, Fault::Before(Box::new(move || Box::pin(async move { raw.delete("k").await.unwrap() }))));
+    cx.store.inject(Op::Get, Fault::before(async move { raw.delete("k").await.unwrap() }));
     let c = cx.db.claim("k", json!("second")).await.unwrap();
     assert!(c.won, "the vanished key is claimed again");
     assert_eq!(c.value, json!("second"));
@@ -273,11 +273,9 @@ pub async fn lease_lost_renew_response_then_cooperative_write(cx: Ctx) {
     cx.store.inject(Op::Put, Fault::LoseResponse);
     cx.store.inject(
         Op::Get,
-        Fault::Before(Box::new(move || {
-            Box::pin(async move {
-                peer.cooperative_write("job", &mut *transition(|_| Ok(json!("cancel")))).await.unwrap();
-            })
-        })),
+        Fault::before(async move {
+            peer.cooperative_write("job", &mut *transition(|_| Ok(json!("cancel")))).await.unwrap();
+        }),
     );
     l.renew().await.unwrap();
     assert_eq!(l.etag(), None, "landed, then superseded");
@@ -352,11 +350,9 @@ pub async fn cooperative_write_stream_exhausts_patience(cx: Ctx) {
         let peer = cx.peer();
         cx.store.inject(
             Op::Put,
-            Fault::Before(Box::new(move || {
-                Box::pin(async move {
-                    peer.cooperative_write("job", &mut *transition(add(1))).await.unwrap();
-                })
-            })),
+            Fault::before(async move {
+                peer.cooperative_write("job", &mut *transition(add(1))).await.unwrap();
+            }),
         );
     }
     let e = l.renew().await.unwrap_err();
@@ -368,16 +364,9 @@ pub async fn cooperative_write_lost_response_applied_once(cx: Ctx) {
     // Our cooperative write lands but its response is lost; another one lands on top before the
     // read-back, which finds our token in the history: applied once, not retried.
     let peer = cx.peer();
-    cx.store.inject(Op::Put, Fault::LoseResponse);
-    cx.store.inject(Op::Get, Fault::Before(Box::new(|| Box::pin(async {})))); // our own read
-    cx.store.inject(
-        Op::Get,
-        Fault::Before(Box::new(move || {
-            Box::pin(async move {
-                peer.cooperative_write("job", &mut *transition(add(100))).await.unwrap();
-            })
-        })),
-    );
+    cx.lose_put_response_then(async move {
+        peer.cooperative_write("job", &mut *transition(add(100))).await.unwrap();
+    });
     let got = cx.db.cooperative_write("job", &mut *transition(add(1))).await.unwrap();
     let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
     assert_eq!(stored["state"]["count"].as_i64().unwrap(), 101, "ours once, theirs once (got {got:?})");
@@ -500,18 +489,11 @@ pub async fn doc_lost_response_applied_exactly_once(cx: Ctx) {
     // Our update lands but the response is lost; two other increments land on top before we read
     // back. The read-back finds our token in the history: applied once, not retried.
     let peer = cx.peer();
-    cx.store.inject(Op::Put, Fault::LoseResponse);
-    cx.store.inject(Op::Get, Fault::Before(Box::new(|| Box::pin(async {})))); // our own read
-    cx.store.inject(
-        Op::Get,
-        Fault::Before(Box::new(move || {
-            Box::pin(async move {
-                let d = peer.doc("counter").unwrap();
-                d.update(&mut *transition(add(10)), None, 10).await.unwrap();
-                d.update(&mut *transition(add(100)), None, 10).await.unwrap();
-            })
-        })),
-    );
+    cx.lose_put_response_then(async move {
+        let d = peer.doc("counter").unwrap();
+        d.update(&mut *transition(add(10)), None, 10).await.unwrap();
+        d.update(&mut *transition(add(100)), None, 10).await.unwrap();
+    });
     let v = d.update(&mut *transition(add(1)), None, 10).await.unwrap();
     assert_eq!(v, json!({"count": 1}));
     assert_eq!(d.get().await.unwrap().unwrap().value, json!({"count": 111}));
@@ -523,9 +505,9 @@ pub async fn doc_unprovable_outcome_is_ambiguous_error(cx: Ctx) {
     // Our write lands, its response is lost, and then a writer that keeps no history overwrites it:
     // nothing left proves what happened to ours.
     let raw = cx.raw.clone();
-    cx.store.inject(Op::Put, Fault::LoseResponse);
-    cx.store.inject(Op::Get, Fault::Before(Box::new(|| Box::pin(async {}))));
-    cx.store.inject(Op::Get, Fault::competing_put(raw, "cfg", br#"{"count":7}"#.to_vec()));
+    cx.lose_put_response_then(async move {
+        raw.put("cfg", br#"{"count":7}"#, &Precondition::None, &Default::default()).await.unwrap();
+    });
     let e = d.update(&mut *transition(add(1)), None, 10).await.unwrap_err();
     assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
 }
@@ -589,10 +571,10 @@ pub async fn objects_wait_for_appears_changes_and_times_out(cx: Ctx) {
     let changed = WaitOptions { changed_from: w.etag.clone(), ..opts };
     assert!(matches!(o.wait_for("k", &changed).await.unwrap_err(), Error::Timeout { .. }));
     let raw = cx.raw.clone();
-    cx.store.inject(Op::Get, Fault::Before(Box::new(|| Box::pin(async {}))));
-    cx.store.inject(Op::Get, Fault::Before(Box::new(move || Box::pin(async move {
+    cx.store.inject(Op::Get, Fault::Pass);
+    cx.store.inject(Op::Get, Fault::before(async move {
         raw.put("k", b"v2", &Precondition::None, &Default::default()).await.unwrap();
-    }))));
+    }));
     let got = o.wait_for("k", &changed).await.unwrap();
     assert_eq!(got.body, b"v2");
 }

@@ -8,7 +8,7 @@
 
 use std::rc::Rc;
 
-use fencepost::store::{FaultStore, ObjectStore, Precondition, RequestCounts};
+use fencepost::store::{Fault, FaultStore, ObjectStore, Op, Precondition, RequestCounts};
 use fencepost::{Clock, Fencepost, LeaseOptions, ManualClock, Options, RetryPolicy, Timestamp};
 use serde_json::{json, Value};
 
@@ -35,6 +35,14 @@ impl Ctx {
     /// Another worker on the same bucket and clock, not counted and without faults.
     pub fn peer(&self) -> Fencepost {
         Fencepost::new(self.raw.clone(), options(&self.clock)).expect("valid options")
+    }
+
+    /// The operation's write lands but its response is lost; `meanwhile` runs after the
+    /// operation's own read and before its read-back (other writers landing on top).
+    pub fn lose_put_response_then(&self, meanwhile: impl std::future::Future<Output = ()> + 'static) {
+        self.store.inject(Op::Put, Fault::LoseResponse);
+        self.store.inject(Op::Get, Fault::Pass);
+        self.store.inject(Op::Get, Fault::before(meanwhile));
     }
 
     pub fn clock_now(&self) -> Timestamp {
