@@ -355,3 +355,52 @@ impl Lease {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VALID: &[u8] = br#"{"deadline_at":"2026-01-01T00:00:30.000000Z","epoch":7,"holder":"h","state":{"a":[1,"x"]}}"#;
+
+    #[test]
+    fn parses_and_round_trips() {
+        let doc = LeaseDoc::parse("k", VALID).unwrap();
+        assert_eq!((doc.epoch, doc.holder.as_deref()), (7, Some("h")));
+        assert_eq!(doc.encode(), VALID);
+        // CairnDB/Python spellings: `+00:00` offsets, integral floats for the epoch.
+        let py = br#"{"deadline_at": "2026-01-01T00:00:30+00:00", "epoch": 7.0, "holder": null, "state": null}"#;
+        let doc = LeaseDoc::parse("k", py).unwrap();
+        assert!(doc.holder.is_none() && doc.epoch == 7);
+    }
+
+    /// No stored bytes can panic the parser: random bytes, and every single-byte mutation and
+    /// truncation of a valid document, give a value or a `Corrupt` error.
+    #[test]
+    fn never_panics_on_stored_bytes() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..2000 {
+            let len = (next() % 64) as usize;
+            let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            if let Err(e) = LeaseDoc::parse("k", &bytes) {
+                assert!(matches!(e, Error::Corrupt { .. }));
+            }
+        }
+        for i in 0..VALID.len() {
+            let _ = LeaseDoc::parse("k", &VALID[..i]);
+            for b in [b'"', b'0', b'-', b'}', b'\\', 0xff, b'e', b'9'] {
+                let mut m = VALID.to_vec();
+                m[i] = b;
+                let _ = LeaseDoc::parse("k", &m);
+            }
+        }
+        for weird in [r#"{"deadline_at":"2026-01-01T00:00:30Z","epoch":1e400,"holder":"h"}"#, r#"{"deadline_at":"9999-12-31T23:59:60.999999-23:59","epoch":18446744073709551615,"holder":"h"}"#] {
+            let _ = LeaseDoc::parse("k", weird.as_bytes());
+        }
+    }
+}
