@@ -7,5 +7,5 @@ export function install() {
   installErrorClasses(errors);
 }
 
-export { Fencepost, Lease, Doc, Objects, Store, memoryStore, s3Store, r2Store, countingStore } from "./fencepost.js";
+export { Fencepost, Lease, Doc, Objects, Store, memoryStore, s3Store, r2Store, countingStore, objects } from "./fencepost.js";
 export * from "./errors.js";

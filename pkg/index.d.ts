@@ -155,6 +155,9 @@ export interface StoredObject {
   etag: string;
 }
 
+/** Layer 0 on its own: the same as `new Fencepost(store, options).objects`. */
+export declare function objects(store: Store | R2BucketLike, options?: FencepostOptions): Objects;
+
 /** Layer 0: a conditional key-value store. */
 export declare class Objects {
   private constructor();

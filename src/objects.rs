@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::keys::{validate_key, validate_prefix};
 use crate::retry::RetryPolicy;
 use crate::store::{
-    FailureKind, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, TOKEN_HISTORY, WriteMeta,
+    normalize_etag, FailureKind, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, TOKEN_HISTORY, WriteMeta,
 };
 use crate::time::Clock;
 use crate::token::{random_token, random_unit};
@@ -82,8 +82,20 @@ impl Objects {
     }
 
     /// Put `data`; `None` when the precondition failed (someone else's write won).
+    /// An `IfMatch` etag may be given as fencepost hands it out or as an HTTP `ETag` header value
+    /// (quoted, or weak `W/"…"`); `*` and empty etags are refused, since stores disagree on them.
     pub async fn put(&self, key: &str, data: &[u8], precondition: Precondition) -> Result<Option<Written>> {
         validate_key(key)?;
+        let precondition = match precondition {
+            Precondition::IfMatch(etag) => {
+                let etag = normalize_etag(&etag);
+                if etag.is_empty() || etag == "*" || etag.contains('"') {
+                    return Err(Error::invalid(format!("ifMatch must be an etag from this store, not {etag:?}")));
+                }
+                Precondition::IfMatch(etag)
+            }
+            other => other,
+        };
         self.write(key, data, precondition, None).await
     }
 

@@ -54,11 +54,17 @@ pub fn looks_like_r2_bucket(v: &JsValue) -> bool {
     v.is_object() && ["get", "put", "delete", "list", "head"].iter().all(|m| Reflect::get(v, &(*m).into()).is_ok_and(|f| f.is_function()))
 }
 
-/// The binding throws on service failures; whether a put landed is then unknown, so every thrown
-/// error is indeterminate (the retry layer reads back before retrying a write).
+/// The binding throws a `TypeError`/`RangeError` for arguments it refuses (nothing was sent, so
+/// nothing landed: fatal, not retried) and other errors for service failures, after which whether
+/// a put landed is unknown (indeterminate: the retry layer reads back before retrying a write).
 fn r2_error(method: &str, e: &JsValue) -> StoreError {
     let message = Reflect::get(e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| "unknown error".into());
-    StoreError::transport(format!("R2 {method}: {message}"))
+    let refused = e.is_instance_of::<js_sys::TypeError>() || e.is_instance_of::<js_sys::RangeError>();
+    if refused {
+        StoreError::new(super::FailureKind::Fatal, Some("InvalidArgument"), None, format!("R2 {method}: {message}"))
+    } else {
+        StoreError::transport(format!("R2 {method}: {message}"))
+    }
 }
 
 fn prop(v: &JsValue, name: &str) -> JsValue {

@@ -348,6 +348,12 @@ pub struct JsObjects {
     db: Rc<Fencepost>,
 }
 
+/// `objects(store, options?)`: layer 0 on its own, without a `Fencepost` (same as `db.objects`).
+#[wasm_bindgen(js_name = objects)]
+pub fn objects_of(store: JsValue, options: JsValue) -> std::result::Result<JsObjects, JsValue> {
+    Ok(JsFencepost::new(store, options)?.objects())
+}
+
 fn stored_to_js(o: StoredObject) -> JsValue {
     object(&[("data", bytes_to_js(&o.body)), ("etag", o.etag.into())])
 }

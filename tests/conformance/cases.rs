@@ -527,6 +527,12 @@ pub async fn objects_conditional_puts(cx: Ctx) {
     assert_ne!(w2.etag.as_deref(), Some(etag.as_str()));
     o.put("k", b"three", Precondition::None).await.unwrap().unwrap();
     assert_eq!(o.get("k").await.unwrap().unwrap().body, b"three");
+    let w3 = o.put("k", b"four", Precondition::IfMatch(format!("\"{}\"", o.get("k").await.unwrap().unwrap().etag))).await.unwrap();
+    assert!(w3.is_some(), "a quoted (HTTP-style) etag is the same etag");
+    for bad in ["*", "", "\"\""] {
+        let e = o.put("k", b"x", Precondition::IfMatch(bad.into())).await.unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "ifMatch {bad:?}: {e}");
+    }
     o.delete("k").await.unwrap();
     o.delete("k").await.unwrap();
     assert!(o.get("k").await.unwrap().is_none());

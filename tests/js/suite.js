@@ -67,7 +67,7 @@ export function cases(env) {
 
   // ------------------------------------------------------------------ exports and errors
   test("exports the SPEC API and error classes", async () => {
-    for (const name of ["Fencepost", "memoryStore", "s3Store", "r2Store", "Lease", "Doc", "Objects",
+    for (const name of ["Fencepost", "memoryStore", "s3Store", "r2Store", "countingStore", "objects", "Lease", "Doc", "Objects",
       "FencepostError", "LeaseLost", "ConflictError", "StorageError", "InvalidArgument"]) {
       assert(typeof lib[name] === "function", `${name} is exported`);
     }
@@ -352,6 +352,9 @@ export function cases(env) {
     eq([new TextDecoder().decode(got.data), got.etag], ["one", a.etag], "get");
     const b = await o.put("k", new Uint8Array([1, 2, 3]), { ifMatch: a.etag });
     assert(b.etag !== a.etag, "new etag");
+    const c = await o.put("k", "quoted", { ifMatch: `"${b.etag}"` });
+    assert(c !== null, "an HTTP-style quoted etag names the same version");
+    for (const bad of ["*", ""]) await rejects(o.put("k", "x", { ifMatch: bad }), lib.InvalidArgument, `ifMatch ${JSON.stringify(bad)}`);
     await o.delete("k");
     await o.delete("k");
     eq(await o.get("k"), null, "gone");

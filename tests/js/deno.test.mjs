@@ -1,0 +1,17 @@
+// The JS conformance suite under `deno test`, on the INSTALLED package (node_modules/fencepost,
+// resolved through its "deno" export condition): memory, SeaweedFS, moto. One Deno.test per case,
+// so Deno's summary line counts cases.
+import * as lib from "fencepost";
+import * as zod from "zod";
+import * as valibot from "valibot";
+import { cases } from "./suite.js";
+import { s3Factories } from "./stores.js";
+
+const settings = Deno.env.toObject();
+const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, settings, "deno") };
+
+for (const [name, makeStore] of Object.entries(stores)) {
+  for (const c of cases({ lib, makeStore, schemas: { zod, valibot } })) {
+    Deno.test(`deno / ${name} / ${c.name}`, c.fn);
+  }
+}

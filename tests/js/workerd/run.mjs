@@ -1,0 +1,163 @@
+// Runs the JS conformance suite inside workerd through Miniflare's API (no wrangler, no vitest):
+// bundles worker.mjs with esbuild (conditions workerd/worker/browser, the package's .wasm kept as a
+// CompiledWasm module), then issues one dispatchFetch per case and store:
+//   r2      — Miniflare's local R2 simulator behind the env.BUCKET binding (fresh prefix per case)
+//   seaweed — SeaweedFS over fetch + SigV4 (FENCEPOST_SEAWEED_* passed as text bindings)
+//   moto    — moto over fetch, when FENCEPOST_MOTO_* is set
+// Prints one `ok`/`not ok` line per case, per-store totals, and finally `N passed, M failed`;
+// exits non-zero on any failure. Workerd binds 127.0.0.1 only; everything is disposed at the end.
+//
+//   node tests/js/workerd/run.mjs [store ...]     (default: every configured store)
+import { readFileSync, existsSync } from "node:fs";
+import { dirname, basename, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+// Offline: no metrics, no error reports, no cf-object fetch.
+process.env.WRANGLER_SEND_METRICS ??= "false";
+process.env.WRANGLER_SEND_ERROR_REPORTS ??= "false";
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+process.env.MINIFLARE_CF_FETCH_ENABLED ??= "false";
+
+// A case that hangs fails instead of hanging the whole stage.
+const CASE_TIMEOUT_MS = 120_000;
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, "../../..");
+
+// Servers' settings: the environment, else .run/servers.env (what scripts/servers/start.sh writes).
+function serverSettings() {
+  const out = {};
+  const envFile = resolve(root, ".run/servers.env");
+  if (!process.env.FENCEPOST_SEAWEED_ENDPOINT && existsSync(envFile)) {
+    for (const line of readFileSync(envFile, "utf8").split("\n")) {
+      const m = /^(FENCEPOST_[A-Z0-9_]+)=(.*)$/.exec(line.trim());
+      if (m) out[m[1]] = m[2];
+    }
+  }
+  for (const [k, v] of Object.entries(process.env)) if (/^FENCEPOST_(SEAWEED|MOTO)_/.test(k)) out[k] = v;
+  return out;
+}
+
+async function bundle() {
+  const esbuild = await import("esbuild");
+  const wasmFiles = new Map(); // module name in the worker → absolute path
+  const wasmExternal = {
+    name: "wasm-as-compiled-module",
+    setup(build) {
+      build.onResolve({ filter: /\.wasm$/ }, (args) => {
+        const path = resolve(args.resolveDir, args.path);
+        const name = basename(path);
+        if (wasmFiles.has(name) && wasmFiles.get(name) !== path) throw new Error(`two wasm files named ${name}`);
+        wasmFiles.set(name, path);
+        return { path: `./${name}`, external: true };
+      });
+    },
+  };
+  const result = await esbuild.build({
+    entryPoints: [resolve(here, "worker.mjs")],
+    absWorkingDir: root,
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["browser", "module", "main"],
+    outfile: resolve(here, "worker.bundle.js"),
+    plugins: [wasmExternal],
+    logLevel: "warning",
+    metafile: true,
+  });
+  // The package must have resolved through its "workerd" condition (not browser.js / node.js).
+  const inputs = Object.keys(result.metafile.inputs).filter((p) => p.includes("node_modules/fencepost/"));
+  if (!inputs.some((p) => p.endsWith("node_modules/fencepost/workerd.js"))) {
+    throw new Error(`fencepost did not resolve to its workerd entry: bundled ${inputs.join(", ")}`);
+  }
+  // In-memory modules, named as if they sat next to worker.mjs (stack traces point here).
+  const modules = [{ type: "ESModule", path: resolve(here, "worker.bundle.js"), contents: result.outputFiles[0].text }];
+  for (const [name, path] of wasmFiles) modules.push({ type: "CompiledWasm", path: resolve(here, name), contents: readFileSync(path) });
+  return { modules, bytes: result.outputFiles[0].contents.length, wasm: [...wasmFiles.values()] };
+}
+
+async function main() {
+  const started = Date.now();
+  const { Miniflare, Log, LogLevel } = await import("miniflare");
+  const built = await bundle();
+  const settings = serverSettings();
+  if (!settings.FENCEPOST_SEAWEED_ENDPOINT) {
+    throw new Error("FENCEPOST_SEAWEED_ENDPOINT is not set: run the suite through scripts/test.sh (or start scripts/servers/start.sh)");
+  }
+  console.log(`# bundled worker.bundle.js (${(built.bytes / 1024).toFixed(0)} KiB) + ${built.wasm.map((p) => basename(p)).join(", ")}`);
+
+  const mf = new Miniflare({
+    host: "127.0.0.1",
+    modules: built.modules,
+    modulesRoot: here,
+    compatibilityDate: "2026-04-01",
+    r2Buckets: ["BUCKET"],
+    r2Persist: false,
+    bindings: settings,
+    log: new Log(LogLevel.WARN),
+  });
+  let passed = 0;
+  let failed = 0;
+  try {
+    await mf.ready;
+    const call = async (path) => {
+      const res = await mf.dispatchFetch(`http://127.0.0.1${path}`, { signal: AbortSignal.timeout(CASE_TIMEOUT_MS) });
+      const text = await res.text();
+      let body;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new Error(`${path}: HTTP ${res.status}: ${text.slice(0, 2000)}`);
+      }
+      if (!res.ok) throw new Error(`${path}: HTTP ${res.status}: ${body.error ?? text}`);
+      return body;
+    };
+    const available = (await call("/stores")).stores;
+    const wanted = process.argv.slice(2).length ? process.argv.slice(2) : available;
+    let n = 0;
+    for (const store of wanted) {
+      if (!available.includes(store)) throw new Error(`store ${store} is not configured (have ${available.join(", ")})`);
+      const names = (await call(`/cases?store=${store}`)).names;
+      const storeStarted = Date.now();
+      let sp = 0;
+      let sf = 0;
+      for (let i = 0; i < names.length; i++) {
+        n += 1;
+        let r;
+        try {
+          r = (await call(`/run?store=${store}&case=${i}`)).results[0];
+        } catch (e) {
+          r = { name: `workerd / ${store} / ${names[i]}`, ok: false, ms: 0, error: String(e?.stack ?? e) };
+        }
+        if (r.ok) {
+          sp += 1;
+          console.log(`ok ${n} - ${r.name} (${r.ms} ms)`);
+        } else {
+          sf += 1;
+          console.log(`not ok ${n} - ${r.name} (${r.ms} ms)`);
+          console.log(String(r.error).split("\n").map((l) => `    ${l}`).join("\n"));
+        }
+      }
+      passed += sp;
+      failed += sf;
+      console.log(`# workerd / ${store}: ${sp} passed, ${sf} failed (${((Date.now() - storeStarted) / 1000).toFixed(1)} s)`);
+    }
+  } finally {
+    await mf.dispose();
+  }
+  console.log(`# workerd total ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return { passed, failed };
+}
+
+let outcome;
+try {
+  outcome = await main();
+} catch (e) {
+  console.log(`not ok - workerd runner: ${e?.stack ?? e}`);
+  outcome = { passed: outcome?.passed ?? 0, failed: (outcome?.failed ?? 0) + 1 };
+}
+console.log(`${outcome.passed} passed, ${outcome.failed} failed`);
+process.exitCode = outcome.failed ? 1 : 0;

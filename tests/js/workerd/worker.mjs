@@ -1,0 +1,46 @@
+// Test worker: the JS conformance suite inside workerd, one case per request (Workers cap the
+// subrequests of one invocation). Bundled by run.mjs with esbuild, conditions workerd/worker/browser,
+// so `fencepost` resolves to the package's workerd.js entry (CompiledWasm import + initSync).
+//
+//   GET /cases?store=S          → {names: [...]}
+//   GET /run?store=S&case=N     → runCases() result for case N on store S
+// Stores: r2 (the R2 binding env.BUCKET, a fresh prefix per case), and every S3 server whose
+// FENCEPOST_<NAME>_* settings arrive as text bindings (seaweed, moto).
+import * as lib from "fencepost";
+import * as zod from "zod";
+import * as valibot from "valibot";
+import { cases } from "../suite.js";
+import { runCases } from "../harness.js";
+import { freshPrefix, s3Factories } from "../stores.js";
+
+function storesFor(env) {
+  const stores = { r2: () => lib.r2Store(env.BUCKET, { prefix: freshPrefix("workerd-r2") }) };
+  const names = ["SEAWEED", "MOTO"].filter((n) => env[`FENCEPOST_${n}_ENDPOINT`]);
+  return { ...stores, ...s3Factories(lib, env, "workerd", names) };
+}
+
+function caseList(env, store) {
+  const makeStore = storesFor(env)[store];
+  if (!makeStore) return null;
+  return cases({ lib, makeStore, schemas: { zod, valibot } });
+}
+
+const json = (body, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    const store = url.searchParams.get("store") ?? "";
+    if (url.pathname === "/stores") return json({ stores: Object.keys(storesFor(env)) });
+    const list = caseList(env, store);
+    if (!list) return json({ error: `unknown store ${JSON.stringify(store)}` }, 400);
+    if (url.pathname === "/cases") return json({ names: list.map((c) => c.name) });
+    if (url.pathname === "/run") {
+      const n = Number(url.searchParams.get("case"));
+      if (!Number.isInteger(n) || n < 0 || n >= list.length) return json({ error: `no case ${n}` }, 400);
+      return json(await runCases([list[n]], { prefix: `workerd / ${store} / ` }));
+    }
+    return json({ error: "not found" }, 404);
+  },
+};
