@@ -83,7 +83,7 @@ mod tests {
         let key = "a b+c%d=e&f?g#h~i/ünï/😀/\u{10FFFF}/%2F/+";
         let encoded = encode_path(key);
         assert!(encoded.bytes().all(|b| is_unreserved(b) || b == b'/' || b == b'%'));
-        assert_eq!(percent_decode(&encoded), key);
+        assert_eq!(super::super::tests::percent_decode(&encoded), key);
     }
 
     #[test]
@@ -96,23 +96,5 @@ mod tests {
             canonical_query(&[("list-type", "2"), ("prefix", "app/a b"), ("continuation-token", "1/+=")]),
             "continuation-token=1%2F%2B%3D&list-type=2&prefix=app%2Fa%20b"
         );
-    }
-
-    /// Test helper: what a server does with the path.
-    fn percent_decode(s: &str) -> String {
-        let bytes = s.as_bytes();
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b'%' {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
-                out.push(u8::from_str_radix(hex, 16).unwrap());
-                i += 3;
-            } else {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-        String::from_utf8(out).unwrap()
     }
 }

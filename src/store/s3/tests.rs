@@ -596,7 +596,8 @@ struct Emulator {
 /// Body, quoted ETag, `x-amz-meta-*` headers.
 type EmulatedObject = (Vec<u8>, String, Vec<(String, String)>);
 
-fn percent_decode(s: &str) -> String {
+/// What a server does with an encoded path or query component.
+pub(super) fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
