@@ -76,6 +76,7 @@ if want workerd; then
 fi
 if want browser; then
   stage browser count_plain node tests/js/browser/run.mjs
+  stage lost-responses count_plain node tests/js/browser/lost-responses.mjs
 fi
 
 echo

@@ -214,6 +214,11 @@ impl Objects {
         }
         Ok(match precondition {
             Precondition::None => Resolution::NotLanded,
+            // No provenance is visible (a writer that keeps none, or a browser whose CORS rules hide
+            // the metadata headers): the version may descend from ours, so nothing is proven.
+            Precondition::IfAbsent if current.meta.token.is_none() => {
+                Resolution::Unknown("the key exists but carries no write token to tell who created it".into())
+            }
             // A complete history (shorter than the cap) reaches back to the key's creation without
             // meeting our token: someone else created it.
             Precondition::IfAbsent if current.meta.history.len() < TOKEN_HISTORY => Resolution::Lost,

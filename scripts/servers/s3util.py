@@ -13,6 +13,7 @@ Subcommands (all print diagnostics to stderr, exit 0 on success):
   probe ENDPOINT BUCKET ACCESS SECRET REGION
                           one signed ListObjectsV2 with a 2 s timeout; exit 0 iff 200
 """
+import base64
 import datetime
 import hashlib
 import hmac
@@ -160,6 +161,23 @@ def main(argv):
                 last = f"{type(e).__name__}: {e}"
             time.sleep(0.1)
         sys.exit(f"s3util: {endpoint} bucket {bucket} not ready after {timeout}s ({last})")
+    elif cmd == "cors":
+        # The bucket CORS rule browser users need (README): any origin, and the ETag and
+        # fencepost write-token headers exposed so pages can resolve ambiguous writes.
+        endpoint, bucket, ak, sk, region = args[:5]
+        rule = (b'<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin>'
+                b'<AllowedMethod>GET</AllowedMethod><AllowedMethod>PUT</AllowedMethod>'
+                b'<AllowedMethod>DELETE</AllowedMethod><AllowedMethod>HEAD</AllowedMethod>'
+                b'<AllowedHeader>*</AllowedHeader><ExposeHeader>ETag</ExposeHeader>'
+                b'<ExposeHeader>x-amz-meta-fencepost-token</ExposeHeader>'
+                b'<ExposeHeader>x-amz-meta-fencepost-history</ExposeHeader>'
+                b'<MaxAgeSeconds>600</MaxAgeSeconds></CORSRule></CORSConfiguration>')
+        md5 = base64.b64encode(hashlib.md5(rule).digest()).decode()
+        status, _, body = request("PUT", endpoint, bucket, query={"cors": ""}, body=rule,
+                                  headers={"content-md5": md5, "content-type": "application/xml"},
+                                  access_key=ak, secret_key=sk, region=region)
+        if status != 200:
+            sys.exit(f"s3util: PutBucketCors on {endpoint}/{bucket}: HTTP {status}: {body[:200]!r}")
     else:
         sys.exit(__doc__)
 

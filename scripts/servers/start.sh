@@ -104,6 +104,12 @@ start_one() {  # NAME
     write_servers_env
     exit 1
   fi
+  if [ "$name" = seaweed ] && ! "$PY" "$SERVERS_DIR/s3util.py" cors "$endpoint" "$BUCKET" "$ak" "$sk" "$REGION"; then
+    log "could not set the browser CORS rule on $name"
+    stop_one "$name"
+    write_servers_env
+    exit 1
+  fi
   cat > "$RUN/$name.env" <<EOF
 FENCEPOST_${upper}_ENDPOINT=$endpoint
 FENCEPOST_${upper}_BUCKET=$BUCKET

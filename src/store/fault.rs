@@ -70,11 +70,23 @@ pub struct FaultStore {
     inner: Rc<dyn ObjectStore>,
     faults: RefCell<VecDeque<(Op, Fault)>>,
     counts: Cell<RequestCounts>,
+    hide_write_meta: Cell<bool>,
 }
 
 impl FaultStore {
     pub fn new(inner: Rc<dyn ObjectStore>) -> Self {
-        FaultStore { inner, faults: RefCell::new(VecDeque::new()), counts: Cell::new(RequestCounts::default()) }
+        FaultStore {
+            inner,
+            faults: RefCell::new(VecDeque::new()),
+            counts: Cell::new(RequestCounts::default()),
+            hide_write_meta: Cell::new(false),
+        }
+    }
+
+    /// Read objects without their write tokens, as a browser does when the bucket's CORS rules do
+    /// not expose the `x-amz-meta-*` headers.
+    pub fn hide_write_meta(&self, hide: bool) {
+        self.hide_write_meta.set(hide);
     }
 
     /// Queue a fault for the next request of kind `op` (faults for one op fire in order).
@@ -138,7 +150,8 @@ impl FaultStore {
 #[async_trait(?Send)]
 impl ObjectStore for FaultStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        self.run(Op::Get, self.inner.get(key)).await
+        let got = self.run(Op::Get, self.inner.get(key)).await?;
+        Ok(got.map(|o| if self.hide_write_meta.get() { StoredObject { meta: WriteMeta::default(), ..o } } else { o }))
     }
 
     async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome> {

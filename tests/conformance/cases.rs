@@ -64,6 +64,28 @@ pub async fn claim_lost_response_still_wins_for_that_caller_only(cx: Ctx) {
     assert_eq!(other.value, json!("mine"));
 }
 
+pub async fn claim_lost_response_without_visible_tokens_is_ambiguous(cx: Ctx) {
+    // A browser whose bucket CORS rules hide x-amz-meta-* cannot see write tokens: a lost winning
+    // response must not be reported as a loss (nobody would run the job), nor as a win by guess.
+    cx.store.hide_write_meta(true);
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    let e = cx.db.claim("k", json!("mine")).await.unwrap_err();
+    assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
+}
+
+pub async fn doc_create_lost_response_without_visible_tokens_is_ambiguous(cx: Ctx) {
+    cx.store.hide_write_meta(true);
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    let calls = Cell::new(0);
+    let e = cx.db.doc("n").unwrap().update(&mut *transition(|v| {
+        calls.set(calls.get() + 1);
+        Ok(json!(v.as_i64().unwrap() + 1))
+    }), Some(json!(0)), 10).await.unwrap_err();
+    assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
+    assert_eq!(calls.get(), 1, "never applied twice");
+    assert_eq!(cx.raw_body("n").await.unwrap(), b"1");
+}
+
 pub async fn claim_transport_error_before_landing_is_retried(cx: Ctx) {
     cx.store.inject(Op::Put, Fault::Transport);
     let c = cx.db.claim("k", json!(1)).await.unwrap();

@@ -92,6 +92,8 @@ macro_rules! for_each_case {
             claim_race_has_exactly_one_winner,
             claim_lost_response_still_wins_for_that_caller_only,
             claim_transport_error_before_landing_is_retried,
+            claim_lost_response_without_visible_tokens_is_ambiguous,
+            doc_create_lost_response_without_visible_tokens_is_ambiguous,
             lease_fresh_has_epoch_one_and_random_holder,
             lease_held_returns_none_without_calling_state_fn,
             lease_renew_extends_deadline,
