@@ -3,7 +3,7 @@
 # runs every stage, stops the servers, and prints one summary line.
 #
 #   scripts/test.sh            all stages
-#   scripts/test.sh node deno  only these stages (native wasm node examples deno workerd browser)
+#   scripts/test.sh node deno  only these stages (native wasm node examples types deno workerd browser demo)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -12,7 +12,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native wasm node examples deno workerd browser)
+[ ${#stages[@]} -eq 0 ] && stages=(native wasm node examples types deno workerd browser demo)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -40,6 +40,7 @@ stage() {
 count_cargo() { awk '/^test result:/ {p+=$4; f+=$6} END {print p+0, f+0}' "$1"; }
 count_node() { awk '/^# pass / {p+=$3} /^# fail / {f+=$3} /^ℹ pass / {p+=$3} /^ℹ fail / {f+=$3} END {print p+0, f+0}' "$1"; }
 count_deno() { sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '/^(ok|FAILED) \|/ {p+=$3; f+=$6} END {print p+0, f+0}'; }
+count_demo() { awk '/^All [0-9]+ checks passed/ {p+=$2} END {print p+0, 0}' "$1"; }
 count_plain() { awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$1; f+=$3} END {print p+0, f+0}' "$1"; }
 
 if want native; then
@@ -47,7 +48,7 @@ if want native; then
 fi
 
 needs_pkg=0
-for s in wasm node examples deno workerd browser; do want "$s" && needs_pkg=1; done
+for s in wasm node examples types deno workerd browser demo; do want "$s" && needs_pkg=1; done
 if [ $needs_pkg -eq 1 ]; then
   bash scripts/build-pkg.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
   bash scripts/install-pkg.sh || { echo "packing failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -68,6 +69,9 @@ fi
 if want examples; then
   stage examples count_plain node tests/js/examples.mjs
 fi
+if want types; then
+  stage types count_plain bash -c 'tsc -p tests/js/tsconfig.json && echo "1 passed, 0 failed"'
+fi
 if want deno; then
   stage deno count_deno deno test --allow-read --allow-env --allow-net=127.0.0.1 --config tests/js/deno.json tests/js/deno.test.mjs
 fi
@@ -77,6 +81,10 @@ fi
 if want browser; then
   stage browser count_plain node tests/js/browser/run.mjs
   stage lost-responses count_plain node tests/js/browser/lost-responses.mjs
+fi
+
+if want demo; then
+  stage demo count_demo node js/demo/run-demo.mjs
 fi
 
 echo
