@@ -169,9 +169,11 @@ impl<'a> Opts<'a> {
         Error::invalid(format!("{}.{name} must be {expected}", self.what))
     }
 
+    // Optional settings: `null` means "not given", as `undefined` does.
+
     pub fn number(&self, name: &str) -> Result<Option<f64>> {
         let v = self.raw(name);
-        if v.is_undefined() {
+        if v.is_undefined() || v.is_null() {
             return Ok(None);
         }
         v.as_f64().map(Some).ok_or_else(|| self.err(name, "a number"))
@@ -179,7 +181,7 @@ impl<'a> Opts<'a> {
 
     pub fn string(&self, name: &str) -> Result<Option<String>> {
         let v = self.raw(name);
-        if v.is_undefined() {
+        if v.is_undefined() || v.is_null() {
             return Ok(None);
         }
         v.as_string().map(Some).ok_or_else(|| self.err(name, "a string"))
@@ -187,7 +189,7 @@ impl<'a> Opts<'a> {
 
     pub fn boolean(&self, name: &str) -> Result<Option<bool>> {
         let v = self.raw(name);
-        if v.is_undefined() {
+        if v.is_undefined() || v.is_null() {
             return Ok(None);
         }
         v.as_bool().map(Some).ok_or_else(|| self.err(name, "a boolean"))
@@ -201,7 +203,7 @@ impl<'a> Opts<'a> {
         v.dyn_into::<js_sys::Function>().map(Some).map_err(|_| self.err(name, "a function"))
     }
 
-    /// A JSON value option; `None` when the property is absent (or `undefined`).
+    /// A JSON value option; `None` when the property is absent (or `undefined`); `null` is a value.
     pub fn json(&self, name: &str) -> Result<Option<Value>> {
         let v = self.raw(name);
         if v.is_undefined() {
