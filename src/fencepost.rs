@@ -52,7 +52,7 @@ impl Fencepost {
 
 /// Validate a value produced by a caller before it is encoded and written.
 pub(crate) fn checked(value: Value) -> Result<Value> {
-    crate::json::check_finite(&value)?;
+    crate::json::check_value(&value)?;
     Ok(value)
 }
 

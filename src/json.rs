@@ -21,17 +21,26 @@ pub fn parse(bytes: &[u8]) -> std::result::Result<Value, String> {
     serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))
 }
 
-/// Reject numbers JSON cannot carry (serde_json cannot hold NaN/inf, but a value built in Rust
-/// might go through `f64` first; keep the check in one place).
-pub fn check_finite(value: &Value) -> Result<()> {
-    match value {
-        Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => {
-            Err(Error::invalid("numbers must be finite"))
+/// How deeply a value written by fencepost may nest. Readers (serde_json here, Python's json in
+/// CairnDB) refuse very deep documents, so a deeper value would be written but never read back;
+/// one level is kept for the lease document around a state.
+pub const MAX_DEPTH: usize = 120;
+
+/// Check a value before it is written: finite numbers only (a value built in Rust may have gone
+/// through `f64`), and at most [`MAX_DEPTH`] levels of nesting.
+pub fn check_value(value: &Value) -> Result<()> {
+    fn walk(value: &Value, depth: usize) -> Result<()> {
+        match value {
+            Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => Err(Error::invalid("numbers must be finite")),
+            Value::Array(_) | Value::Object(_) if depth >= MAX_DEPTH => {
+                Err(Error::invalid(format!("value nests deeper than {MAX_DEPTH} levels")))
+            }
+            Value::Array(items) => items.iter().try_for_each(|v| walk(v, depth + 1)),
+            Value::Object(map) => map.values().try_for_each(|v| walk(v, depth + 1)),
+            _ => Ok(()),
         }
-        Value::Array(items) => items.iter().try_for_each(check_finite),
-        Value::Object(map) => map.values().try_for_each(check_finite),
-        _ => Ok(()),
     }
+    walk(value, 0)
 }
 
 fn write_value(out: &mut String, value: &Value) {
@@ -182,6 +191,17 @@ mod tests {
         ] {
             assert_eq!(python_float_repr(f), s, "{f}");
         }
+    }
+
+    #[test]
+    fn depth_is_bounded_so_every_written_value_reads_back() {
+        let mut v = json!(1);
+        for _ in 0..MAX_DEPTH {
+            v = json!([v]);
+        }
+        check_value(&v).unwrap();
+        assert_eq!(parse(&to_canonical(&json!({ "state": v.clone() }))).unwrap()["state"], v);
+        assert!(matches!(check_value(&json!([v])), Err(Error::InvalidArgument(_))));
     }
 
     #[test]
