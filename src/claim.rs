@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::fencepost::{checked, Fencepost};
+use crate::fencepost::{Fencepost, checked};
 use crate::json;
 use crate::keys::validate_key;
 

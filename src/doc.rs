@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::fencepost::{checked, Fencepost, Transition};
+use crate::fencepost::{Fencepost, Transition, checked};
 use crate::json;
 use crate::keys::validate_key;
 use crate::objects::Objects;
@@ -57,7 +57,10 @@ impl Doc {
                 Some(obj) => {
                     let value = json::parse(&obj.body).map_err(|m| Error::corrupt(&self.key, m))?;
                     let next = checked(f(value).await?)?;
-                    self.objects.replace(&self.key, &json::to_canonical(&next), &obj.etag, &obj.meta).await?.map(|_| next)
+                    self.objects
+                        .replace(&self.key, &json::to_canonical(&next), &obj.etag, &obj.meta)
+                        .await?
+                        .map(|_| next)
                 }
                 None => {
                     let Some(initial) = create.clone() else {

@@ -5,12 +5,12 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+use crate::LocalBoxFuture;
 use crate::error::{Error, Result};
 use crate::objects::Objects;
 use crate::retry::RetryPolicy;
 use crate::store::ObjectStore;
 use crate::time::{Clock, SystemClock};
-use crate::LocalBoxFuture;
 
 /// A caller-supplied transition of a JSON value (`stateFn`, `update`, `cooperativeWrite`…). It may
 /// be called more than once (each lost race calls it again), so it must be pure. An `Err` aborts the

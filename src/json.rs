@@ -31,7 +31,9 @@ pub const MAX_DEPTH: usize = 120;
 pub fn check_value(value: &Value) -> Result<()> {
     fn walk(value: &Value, depth: usize) -> Result<()> {
         match value {
-            Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => Err(Error::invalid("numbers must be finite")),
+            Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => {
+                Err(Error::invalid("numbers must be finite"))
+            }
             Value::Array(_) | Value::Object(_) if depth >= MAX_DEPTH => {
                 Err(Error::invalid(format!("value nests deeper than {MAX_DEPTH} levels")))
             }

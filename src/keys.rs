@@ -67,7 +67,23 @@ mod tests {
 
     #[test]
     fn rejects_bad_keys() {
-        for k in ["", ".", "..", "a/./b", "a/..", "../x", "log/x", "snapshots/1", "logs/a", "txapplied/t", "a\nb", "\u{7f}", "a\u{0}", &"k".repeat(1025), &"é".repeat(513)] {
+        for k in [
+            "",
+            ".",
+            "..",
+            "a/./b",
+            "a/..",
+            "../x",
+            "log/x",
+            "snapshots/1",
+            "logs/a",
+            "txapplied/t",
+            "a\nb",
+            "\u{7f}",
+            "a\u{0}",
+            &"k".repeat(1025),
+            &"é".repeat(513),
+        ] {
             assert!(matches!(validate_key(k), Err(Error::InvalidArgument(_))), "{k:?}");
         }
         // Only the exact prefixes are reserved.

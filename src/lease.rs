@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::fencepost::{checked, validate_holder, validate_ttl, Fencepost, Transition};
+use crate::fencepost::{Fencepost, Transition, checked, validate_holder, validate_ttl};
 use crate::json;
 use crate::keys::validate_key;
 use crate::objects::Objects;
@@ -55,7 +55,9 @@ impl LeaseDoc {
             _ => return Err(bad("holder is missing or not a string or null")),
         };
         let deadline_at = match map.get("deadline_at") {
-            Some(Value::String(s)) => Timestamp::parse_rfc3339(s).ok_or_else(|| bad("deadline_at is not an RFC 3339 timestamp"))?,
+            Some(Value::String(s)) => {
+                Timestamp::parse_rfc3339(s).ok_or_else(|| bad("deadline_at is not an RFC 3339 timestamp"))?
+            }
             // A missing deadline can only mean "not held".
             Some(Value::Null) if holder.is_none() => Timestamp(i64::MIN),
             _ => return Err(bad("deadline_at is missing or not a timestamp")),
@@ -118,7 +120,11 @@ pub struct Lease {
 
 impl std::fmt::Debug for Lease {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lease").field("key", &self.key).field("epoch", &self.epoch).field("ttl", &self.ttl).finish_non_exhaustive()
+        f.debug_struct("Lease")
+            .field("key", &self.key)
+            .field("epoch", &self.epoch)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
     }
 }
 
@@ -133,7 +139,12 @@ struct Proposal {
 impl Fencepost {
     /// Acquire `key`, or `None` when it is held by someone else (or expired and
     /// `steal_if_expired` is false). Requests: 2 to acquire, 1 when held.
-    pub async fn lease(&self, key: &str, options: LeaseOptions, mut state_fn: Option<&mut Transition<'_>>) -> Result<Option<Lease>> {
+    pub async fn lease(
+        &self,
+        key: &str,
+        options: LeaseOptions,
+        mut state_fn: Option<&mut Transition<'_>>,
+    ) -> Result<Option<Lease>> {
         validate_key(key)?;
         validate_ttl(options.ttl)?;
         let holder = match options.holder {
@@ -213,7 +224,14 @@ impl Fencepost {
 }
 
 impl Lease {
-    fn from_write(objects: &Objects, key: &str, ttl: f64, doc: LeaseDoc, etag: Option<String>, meta: WriteMeta) -> Self {
+    fn from_write(
+        objects: &Objects,
+        key: &str,
+        ttl: f64,
+        doc: LeaseDoc,
+        etag: Option<String>,
+        meta: WriteMeta,
+    ) -> Self {
         Lease {
             objects: objects.clone(),
             key: key.to_owned(),
@@ -324,13 +342,22 @@ impl Lease {
             match self.objects.replace(&self.key, &doc.encode(), &etag, &view.meta).await? {
                 Some(written) => {
                     let mut v = self.view.borrow_mut();
-                    *v = View { etag: written.etag, meta: written.meta, deadline_at: doc.deadline_at, state: doc.state.clone(), released: releasing };
+                    *v = View {
+                        etag: written.etag,
+                        meta: written.meta,
+                        deadline_at: doc.deadline_at,
+                        state: doc.state.clone(),
+                        released: releasing,
+                    };
                     return Ok(doc.state);
                 }
                 None => self.refresh().await?,
             }
         }
-        Err(Error::lease_lost(&self.key, format!("gave up after {HANDLE_PATIENCE} attempts under a stream of cooperative writes")))
+        Err(Error::lease_lost(
+            &self.key,
+            format!("gave up after {HANDLE_PATIENCE} attempts under a stream of cooperative writes"),
+        ))
     }
 
     /// Re-read after a failed guard: fenced → `LeaseLost`; same period → absorb the fresh version.
@@ -360,7 +387,8 @@ impl Lease {
 mod tests {
     use super::*;
 
-    const VALID: &[u8] = br#"{"deadline_at":"2026-01-01T00:00:30.000000Z","epoch":7,"holder":"h","state":{"a":[1,"x"]}}"#;
+    const VALID: &[u8] =
+        br#"{"deadline_at":"2026-01-01T00:00:30.000000Z","epoch":7,"holder":"h","state":{"a":[1,"x"]}}"#;
 
     #[test]
     fn parses_and_round_trips() {
@@ -399,7 +427,10 @@ mod tests {
                 let _ = LeaseDoc::parse("k", &m);
             }
         }
-        for weird in [r#"{"deadline_at":"2026-01-01T00:00:30Z","epoch":1e400,"holder":"h"}"#, r#"{"deadline_at":"9999-12-31T23:59:60.999999-23:59","epoch":18446744073709551615,"holder":"h"}"#] {
+        for weird in [
+            r#"{"deadline_at":"2026-01-01T00:00:30Z","epoch":1e400,"holder":"h"}"#,
+            r#"{"deadline_at":"9999-12-31T23:59:60.999999-23:59","epoch":18446744073709551615,"holder":"h"}"#,
+        ] {
             let _ = LeaseDoc::parse("k", weird.as_bytes());
         }
     }

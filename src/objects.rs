@@ -17,7 +17,8 @@ use crate::error::{Error, Result};
 use crate::keys::{validate_key, validate_prefix};
 use crate::retry::RetryPolicy;
 use crate::store::{
-    normalize_etag, FailureKind, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, TOKEN_HISTORY, WriteMeta,
+    FailureKind, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, TOKEN_HISTORY, WriteMeta,
+    normalize_etag,
 };
 use crate::time::Clock;
 use crate::token::{random_token, random_unit};
@@ -151,12 +152,24 @@ impl Objects {
     }
 
     /// Replace exactly the version `base`, chaining the write-token history from it.
-    pub(crate) async fn replace(&self, key: &str, body: &[u8], base_etag: &str, base_meta: &WriteMeta) -> Result<Option<Written>> {
+    pub(crate) async fn replace(
+        &self,
+        key: &str,
+        body: &[u8],
+        base_etag: &str,
+        base_meta: &WriteMeta,
+    ) -> Result<Option<Written>> {
         self.write(key, body, Precondition::IfMatch(base_etag.to_owned()), Some(base_meta)).await
     }
 
     /// One logical write: retried within the budget, ambiguous outcomes resolved by read-back.
-    async fn write(&self, key: &str, body: &[u8], precondition: Precondition, base: Option<&WriteMeta>) -> Result<Option<Written>> {
+    async fn write(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: Precondition,
+        base: Option<&WriteMeta>,
+    ) -> Result<Option<Written>> {
         let token = random_token()?;
         let meta = match base {
             Some(base) => WriteMeta::replacing(token, base),
@@ -195,7 +208,13 @@ impl Objects {
     }
 
     /// After an ambiguous put: read the key back and decide what happened (see the module doc).
-    async fn resolve(&self, key: &str, precondition: &Precondition, mine: &WriteMeta, base: Option<&WriteMeta>) -> Result<Resolution> {
+    async fn resolve(
+        &self,
+        key: &str,
+        precondition: &Precondition,
+        mine: &WriteMeta,
+        base: Option<&WriteMeta>,
+    ) -> Result<Resolution> {
         let my_token = mine.token.as_deref().unwrap_or_default();
         let Some(current) = self.read(key).await? else {
             return Ok(match precondition {
@@ -222,7 +241,9 @@ impl Objects {
             // A complete history (shorter than the cap) reaches back to the key's creation without
             // meeting our token: someone else created it.
             Precondition::IfAbsent if current.meta.history.len() < TOKEN_HISTORY => Resolution::Lost,
-            Precondition::IfAbsent => Resolution::Unknown("the key was created and rewritten too often to tell who created it".into()),
+            Precondition::IfAbsent => {
+                Resolution::Unknown("the key was created and rewritten too often to tell who created it".into())
+            }
             Precondition::IfMatch(etag) if current.etag == *etag => Resolution::NotLanded,
             Precondition::IfMatch(_) => match base.and_then(|b| b.token.as_deref()) {
                 Some(base_token) if current.meta.contains(base_token) => Resolution::Lost,

@@ -38,12 +38,7 @@ impl Timestamp {
         let days = secs.div_euclid(86_400);
         let sod = secs.rem_euclid(86_400);
         let (y, m, d) = civil_from_days(days);
-        format!(
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z",
-            sod / 3600,
-            sod % 3600 / 60,
-            sod % 60
-        )
+        format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z", sod / 3600, sod % 3600 / 60, sod % 60)
     }
 
     /// Any RFC 3339 date-time: `T`, `t` or a space between date and time; optional fraction of any
@@ -70,7 +65,13 @@ impl Timestamp {
         if b.get(13) != Some(&b':') || b.get(16) != Some(&b':') {
             return None;
         }
-        if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) || hour > 23 || minute > 59 || second > 60 {
+        if !(1..=12).contains(&month)
+            || day < 1
+            || day > days_in_month(year, month)
+            || hour > 23
+            || minute > 59
+            || second > 60
+        {
             return None;
         }
         let mut i = 19;
@@ -226,7 +227,17 @@ mod tests {
         }
         assert_eq!(Timestamp::parse_rfc3339("2026-01-01T00:00:00Z"), Some(Timestamp(1_767_225_600_000_000)));
         assert_eq!(Timestamp::parse_rfc3339("2026-01-01T00:00:00.5Z"), Some(Timestamp(1_767_225_600_500_000)));
-        for bad in ["", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-01-01T00:00:00.Z", "2026-01-01", "2026-01-01T00:00:00+0100", "nope", "2026-01-01T00:00:00Zjunk", "２０２６-01-01T00:00:00Z"] {
+        for bad in [
+            "",
+            "2026-13-01T00:00:00Z",
+            "2026-02-30T00:00:00Z",
+            "2026-01-01T00:00:00.Z",
+            "2026-01-01",
+            "2026-01-01T00:00:00+0100",
+            "nope",
+            "2026-01-01T00:00:00Zjunk",
+            "２０２６-01-01T00:00:00Z",
+        ] {
             assert_eq!(Timestamp::parse_rfc3339(bad), None, "{bad}");
         }
     }

@@ -8,11 +8,9 @@ const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 /// A fresh random 128-bit token.
 pub fn random_token() -> Result<String> {
     let mut bytes = [0u8; 16];
-    crate::platform::random_bytes(&mut bytes).map_err(|m| Error::Storage(crate::error::StorageFailure {
-        code: Some("NoRandomSource".into()),
-        status: None,
-        message: m,
-    }))?;
+    crate::platform::random_bytes(&mut bytes).map_err(|m| {
+        Error::Storage(crate::error::StorageFailure { code: Some("NoRandomSource".into()), status: None, message: m })
+    })?;
     Ok(base64url(&bytes))
 }
 

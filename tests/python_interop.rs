@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use fencepost::json::to_canonical;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 fn python_encode(values: &[Value]) -> Vec<String> {
     let script = r#"

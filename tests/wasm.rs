@@ -19,7 +19,9 @@ use serde_json::json;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
-#[wasm_bindgen(inline_js = "export function env(k) { const v = globalThis.process?.env?.[k]; return v === undefined ? undefined : String(v); }")]
+#[wasm_bindgen(
+    inline_js = "export function env(k) { const v = globalThis.process?.env?.[k]; return v === undefined ? undefined : String(v); }"
+)]
 extern "C" {
     fn env(key: &str) -> Option<String>;
 }

@@ -154,7 +154,13 @@ impl ObjectStore for FaultStore {
         Ok(got.map(|o| if self.hide_write_meta.get() { StoredObject { meta: WriteMeta::default(), ..o } } else { o }))
     }
 
-    async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome> {
+    async fn put(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: &Precondition,
+        meta: &WriteMeta,
+    ) -> StoreResult<PutOutcome> {
         self.run(Op::Put, self.inner.put(key, body, precondition, meta)).await
     }
 

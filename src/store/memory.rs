@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
-use super::{md5_etag, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+use super::{ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, md5_etag};
 
 #[derive(Debug, Clone, Default)]
 pub struct MemoryStore {
@@ -40,7 +40,13 @@ impl ObjectStore for MemoryStore {
         Ok(self.objects.borrow().get(key).cloned())
     }
 
-    async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome> {
+    async fn put(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: &Precondition,
+        meta: &WriteMeta,
+    ) -> StoreResult<PutOutcome> {
         crate::platform::yield_now().await;
         let mut objects = self.objects.borrow_mut();
         let holds = match (precondition, objects.get(key)) {

@@ -79,7 +79,9 @@ pub enum Precondition {
 /// What a put did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PutOutcome {
-    Written { etag: String },
+    Written {
+        etag: String,
+    },
     /// The precondition did not hold: someone else's write won.
     PreconditionFailed,
 }
@@ -128,7 +130,13 @@ pub type StoreResult<T> = std::result::Result<T, StoreError>;
 #[async_trait(?Send)]
 pub trait ObjectStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>>;
-    async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome>;
+    async fn put(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: &Precondition,
+        meta: &WriteMeta,
+    ) -> StoreResult<PutOutcome>;
     /// Deleting a missing key is not an error.
     async fn delete(&self, key: &str) -> StoreResult<()>;
     /// Every key under `prefix`, ascending, all pages.

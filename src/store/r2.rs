@@ -7,7 +7,7 @@ use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::{normalize_etag, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
+use super::{ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta, normalize_etag};
 
 const META_TOKEN: &str = "fencepost-token";
 const META_HISTORY: &str = "fencepost-history";
@@ -51,14 +51,18 @@ impl R2Store {
 }
 
 pub fn looks_like_r2_bucket(v: &JsValue) -> bool {
-    v.is_object() && ["get", "put", "delete", "list", "head"].iter().all(|m| Reflect::get(v, &(*m).into()).is_ok_and(|f| f.is_function()))
+    v.is_object()
+        && ["get", "put", "delete", "list", "head"]
+            .iter()
+            .all(|m| Reflect::get(v, &(*m).into()).is_ok_and(|f| f.is_function()))
 }
 
 /// The binding throws a `TypeError`/`RangeError` for arguments it refuses (nothing was sent, so
 /// nothing landed: fatal, not retried) and other errors for service failures, after which whether
 /// a put landed is unknown (indeterminate: the retry layer reads back before retrying a write).
 fn r2_error(method: &str, e: &JsValue) -> StoreError {
-    let message = Reflect::get(e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| "unknown error".into());
+    let message =
+        Reflect::get(e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| "unknown error".into());
     let refused = e.is_instance_of::<js_sys::TypeError>() || e.is_instance_of::<js_sys::RangeError>();
     if refused {
         StoreError::new(super::FailureKind::Fatal, Some("InvalidArgument"), None, format!("R2 {method}: {message}"))
@@ -80,14 +84,25 @@ impl ObjectStore for R2Store {
         }
         let etag = prop(&obj, "etag").as_string().map(|e| normalize_etag(&e)).unwrap_or_default();
         let custom = prop(&obj, "customMetadata");
-        let meta = WriteMeta::from_headers(prop(&custom, META_TOKEN).as_string().as_deref(), prop(&custom, META_HISTORY).as_string().as_deref());
-        let read = prop(&obj, "arrayBuffer").dyn_into::<js_sys::Function>().map_err(|_| StoreError::transport("R2 object has no body"))?;
+        let meta = WriteMeta::from_headers(
+            prop(&custom, META_TOKEN).as_string().as_deref(),
+            prop(&custom, META_HISTORY).as_string().as_deref(),
+        );
+        let read = prop(&obj, "arrayBuffer")
+            .dyn_into::<js_sys::Function>()
+            .map_err(|_| StoreError::transport("R2 object has no body"))?;
         let buffer = read.call0(&obj).map_err(|e| r2_error("get", &e))?;
         let buffer = JsFuture::from(Promise::resolve(&buffer)).await.map_err(|e| r2_error("get", &e))?;
         Ok(Some(StoredObject { body: Uint8Array::new(&buffer).to_vec(), etag, meta }))
     }
 
-    async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome> {
+    async fn put(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: &Precondition,
+        meta: &WriteMeta,
+    ) -> StoreResult<PutOutcome> {
         let options = Object::new();
         let custom = Object::new();
         if let Some(token) = &meta.token {

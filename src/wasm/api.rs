@@ -8,9 +8,9 @@ use std::rc::Rc;
 use js_sys::{Object, Promise, Reflect};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
-use super::convert::{bytes_to_js, js_to_bytes, js_to_value, require_function, require_string, value_to_js, Opts};
+use super::convert::{Opts, bytes_to_js, js_to_bytes, js_to_value, require_function, require_string, value_to_js};
 use super::errors::{callback, schema_error, to_js};
 use super::stores::resolve_store;
 use crate::doc::DEFAULT_MAX_ATTEMPTS;
@@ -63,7 +63,9 @@ async fn validate(schema: &JsValue, value: JsValue) -> std::result::Result<JsVal
     let validate = Reflect::get(&standard, &"validate".into())
         .ok()
         .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-        .ok_or_else(|| to_js(Error::invalid("schema must implement Standard Schema (a ~standard.validate function)")))?;
+        .ok_or_else(|| {
+            to_js(Error::invalid("schema must implement Standard Schema (a ~standard.validate function)"))
+        })?;
     let result = settle(validate.call1(&standard, &value)?).await?;
     let issues = Reflect::get(&result, &"issues".into()).unwrap_or(JsValue::UNDEFINED);
     if issues.is_undefined() || issues.is_null() {
@@ -137,7 +139,12 @@ impl JsFencepost {
             let key = require_string(&key, "key")?;
             let value = js_to_value(&value, "value")?;
             let c = db.claim(&key, value).await?;
-            Ok(object(&[("won", c.won.into()), ("key", c.key.into()), ("value", value_to_js(&c.value)), ("etag", c.etag.into())]))
+            Ok(object(&[
+                ("won", c.won.into()),
+                ("key", c.key.into()),
+                ("value", value_to_js(&c.value)),
+                ("etag", c.etag.into()),
+            ]))
         })
     }
 
@@ -151,7 +158,11 @@ impl JsFencepost {
             }
             let o = Opts::new(&options, "lease options")?;
             let ttl = o.number("ttl")?.ok_or_else(|| Error::invalid("lease options.ttl (seconds) is required"))?;
-            let opts = LeaseOptions { ttl, holder: o.string("holder")?, steal_if_expired: o.boolean("stealIfExpired")?.unwrap_or(true) };
+            let opts = LeaseOptions {
+                ttl,
+                holder: o.string("holder")?,
+                steal_if_expired: o.boolean("stealIfExpired")?.unwrap_or(true),
+            };
             let mut state_fn = o.function("stateFn")?.map(|f| js_transition(f, "stateFn's result", None));
             let lease = db.lease(&key, opts, state_fn.as_deref_mut()).await?;
             Ok(lease.map_or(JsValue::NULL, |l| JsLease { inner: Rc::new(l) }.into()))
@@ -164,7 +175,11 @@ impl JsFencepost {
         let db = self.inner.clone();
         promise(async move {
             let key = require_string(&key, "key")?;
-            let mut f = js_transition(require_function(&f, "cooperativeWrite's second argument")?, "the callback's result", None);
+            let mut f = js_transition(
+                require_function(&f, "cooperativeWrite's second argument")?,
+                "the callback's result",
+                None,
+            );
             Ok(db.cooperative_write(&key, &mut *f).await?.map_or(JsValue::NULL, |s| value_to_js(&s)))
         })
     }
@@ -177,7 +192,8 @@ impl JsFencepost {
             let key = require_string(&key, "key")?;
             let o = Opts::new(&options, "attachLease options")?;
             let holder = o.string("holder")?.ok_or_else(|| Error::invalid("attachLease options.holder is required"))?;
-            let ttl = o.number("ttl")?.ok_or_else(|| Error::invalid("attachLease options.ttl (seconds) is required"))?;
+            let ttl =
+                o.number("ttl")?.ok_or_else(|| Error::invalid("attachLease options.ttl (seconds) is required"))?;
             let lease = db.attach_lease(&key, &holder, ttl).await?;
             Ok(lease.map_or(JsValue::NULL, |l| JsLease { inner: Rc::new(l) }.into()))
         })
@@ -194,7 +210,9 @@ impl JsFencepost {
             } else if Reflect::get(&schema, &"~standard".into()).is_ok_and(|s| s.is_object()) {
                 Some(schema)
             } else {
-                return Err(Error::invalid("doc options.schema must implement Standard Schema (zod, valibot, arktype…)"));
+                return Err(Error::invalid(
+                    "doc options.schema must implement Standard Schema (zod, valibot, arktype…)",
+                ));
             };
             Ok(JsDoc { inner: self.inner.doc(&key)?, schema })
         };
@@ -400,7 +418,11 @@ impl JsObjects {
     pub fn list(&self, prefix: JsValue) -> Promise {
         let db = self.db.clone();
         promise(async move {
-            let prefix = if prefix.is_undefined() || prefix.is_null() { String::new() } else { require_string(&prefix, "prefix")? };
+            let prefix = if prefix.is_undefined() || prefix.is_null() {
+                String::new()
+            } else {
+                require_string(&prefix, "prefix")?
+            };
             let keys = db.objects().list(&prefix).await?;
             Ok(keys.into_iter().map(JsValue::from).collect::<js_sys::Array>().into())
         })

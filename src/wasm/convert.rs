@@ -67,7 +67,11 @@ fn convert(v: &JsValue, path: &str, ancestors: &mut Vec<JsValue>) -> Result<Valu
         let mut items = Vec::with_capacity(arr.length() as usize);
         for (i, item) in arr.iter().enumerate() {
             // JSON.stringify turns holes and undefined into null inside arrays.
-            items.push(if item.is_undefined() { Value::Null } else { convert(&item, &format!("{path}[{i}]"), ancestors)? });
+            items.push(if item.is_undefined() {
+                Value::Null
+            } else {
+                convert(&item, &format!("{path}[{i}]"), ancestors)?
+            });
         }
         Ok(Value::Array(items))
     } else {

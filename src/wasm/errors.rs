@@ -67,7 +67,9 @@ pub fn to_js(e: Error) -> JsValue {
             ("s3Code", f.code.clone().map_or(JsValue::UNDEFINED, JsValue::from)),
             ("status", f.status.map_or(JsValue::UNDEFINED, JsValue::from)),
         ],
-        Error::AmbiguousWrite { key, .. } | Error::NotFound { key } | Error::Corrupt { key, .. } => vec![("key", key.into())],
+        Error::AmbiguousWrite { key, .. } | Error::NotFound { key } | Error::Corrupt { key, .. } => {
+            vec![("key", key.into())]
+        }
         Error::Timeout { key, seconds } => vec![("key", key.into()), ("timeout", (*seconds).into())],
         Error::InvalidArgument(_) | Error::Callback(_) => vec![],
     };
@@ -94,4 +96,3 @@ pub fn schema_error(message: String, issues: JsValue) -> JsValue {
 pub fn callback(e: JsValue) -> Error {
     Error::Callback(Box::new(e))
 }
-

@@ -13,7 +13,7 @@ use super::convert::Opts;
 use super::errors::to_js;
 use crate::error::{Error, Result};
 use crate::keys::normalize_store_prefix;
-use crate::store::r2::{looks_like_r2_bucket, R2Store};
+use crate::store::r2::{R2Store, looks_like_r2_bucket};
 use crate::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
 use crate::store::{FaultStore, MemoryStore, ObjectStore};
 use crate::time::SystemClock;
@@ -67,10 +67,17 @@ impl Store {
     /// Requests made so far, per operation (`countingStore` only).
     #[wasm_bindgen(js_name = requestCounts)]
     pub fn request_counts(&self) -> Result<JsValue, JsValue> {
-        let c = self.counting.as_ref().ok_or_else(|| to_js(Error::invalid("requestCounts() needs a countingStore()")))?;
+        let c =
+            self.counting.as_ref().ok_or_else(|| to_js(Error::invalid("requestCounts() needs a countingStore()")))?;
         let counts = c.counts();
         let obj = Object::new();
-        for (k, v) in [("get", counts.get), ("put", counts.put), ("delete", counts.delete), ("list", counts.list), ("total", counts.total())] {
+        for (k, v) in [
+            ("get", counts.get),
+            ("put", counts.put),
+            ("delete", counts.delete),
+            ("list", counts.list),
+            ("total", counts.total()),
+        ] {
             let _ = Reflect::set(&obj, &k.into(), &v.into());
         }
         Ok(obj.into())
@@ -78,7 +85,10 @@ impl Store {
 
     #[wasm_bindgen(js_name = resetRequestCounts)]
     pub fn reset_request_counts(&self) -> Result<(), JsValue> {
-        let c = self.counting.as_ref().ok_or_else(|| to_js(Error::invalid("resetRequestCounts() needs a countingStore()")))?;
+        let c = self
+            .counting
+            .as_ref()
+            .ok_or_else(|| to_js(Error::invalid("resetRequestCounts() needs a countingStore()")))?;
         c.take_counts();
         Ok(())
     }
@@ -94,9 +104,13 @@ pub fn resolve_store(v: &JsValue) -> Result<Rc<dyn ObjectStore>> {
             .ok_or_else(|| Error::invalid("this Store has been freed"));
     }
     if looks_like_r2_bucket(v) {
-        return R2Store::new(v.clone(), String::new()).map(|s| Rc::new(s) as Rc<dyn ObjectStore>).map_err(Error::invalid);
+        return R2Store::new(v.clone(), String::new())
+            .map(|s| Rc::new(s) as Rc<dyn ObjectStore>)
+            .map_err(Error::invalid);
     }
-    Err(Error::invalid("store must be a Store (memoryStore(), s3Store({...}), r2Store(env.BUCKET)) or an R2 bucket binding"))
+    Err(Error::invalid(
+        "store must be a Store (memoryStore(), s3Store({...}), r2Store(env.BUCKET)) or an R2 bucket binding",
+    ))
 }
 
 /// A fresh in-memory store: tests, demos, the browser harness.
@@ -113,7 +127,9 @@ pub fn s3_store(options: JsValue) -> Result<Store, JsValue> {
 
 fn build_s3(options: &JsValue) -> Result<Store> {
     if !options.is_object() {
-        return Err(Error::invalid("s3Store needs an options object {endpoint, bucket, accessKeyId, secretAccessKey, ...}"));
+        return Err(Error::invalid(
+            "s3Store needs an options object {endpoint, bucket, accessKeyId, secretAccessKey, ...}",
+        ));
     }
     let o = Opts::new(options, "s3Store options")?;
     let required = |name: &str| -> Result<String> {

@@ -77,10 +77,20 @@ pub async fn doc_create_lost_response_without_visible_tokens_is_ambiguous(cx: Ct
     cx.store.hide_write_meta(true);
     cx.store.inject(Op::Put, Fault::LoseResponse);
     let calls = Cell::new(0);
-    let e = cx.db.doc("n").unwrap().update(&mut *transition(|v| {
-        calls.set(calls.get() + 1);
-        Ok(json!(v.as_i64().unwrap() + 1))
-    }), Some(json!(0)), 10).await.unwrap_err();
+    let e = cx
+        .db
+        .doc("n")
+        .unwrap()
+        .update(
+            &mut *transition(|v| {
+                calls.set(calls.get() + 1);
+                Ok(json!(v.as_i64().unwrap() + 1))
+            }),
+            Some(json!(0)),
+            10,
+        )
+        .await
+        .unwrap_err();
     assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
     assert_eq!(calls.get(), 1, "never applied twice");
     assert_eq!(cx.raw_body("n").await.unwrap(), b"1");
@@ -199,7 +209,12 @@ pub async fn lease_reacquire_by_same_holder_fences_old_handle(cx: Ctx) {
     assert_eq!(second.epoch(), 2);
     assert!(lost(&first.renew().await.unwrap_err()), "old period is fenced");
     cx.clock.advance(11.0);
-    let third = cx.db.lease("job", LeaseOptions { steal_if_expired: false, ..lease_opts(10.0, "a") }, None).await.unwrap().unwrap();
+    let third = cx
+        .db
+        .lease("job", LeaseOptions { steal_if_expired: false, ..lease_opts(10.0, "a") }, None)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(third.epoch(), 3, "a holder may always take its own lease back");
     assert!(lost(&second.write(json!(1)).await.unwrap_err()));
 }
@@ -229,7 +244,7 @@ pub async fn lease_writes_after_release_fail(cx: Ctx) {
 pub async fn lease_race_has_exactly_one_acquirer(cx: Ctx) {
     let dbs: Vec<_> = (0..10).map(|_| cx.peer()).collect();
     let got = join_all(dbs.iter().map(|db| db.lease("job", LeaseOptions::new(30.0), None))).await;
-    let holders: Vec<_> = got.into_iter().map(Result::unwrap).flatten().collect();
+    let holders: Vec<_> = got.into_iter().filter_map(Result::unwrap).collect();
     assert_eq!(holders.len(), 1);
     assert_eq!(holders[0].epoch(), 1);
 }
@@ -273,7 +288,10 @@ pub async fn lease_corrupt_document_is_typed_error_and_untouched(cx: Ctx) {
         let e = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap_err();
         assert!(matches!(e, Error::Corrupt { .. }), "{e}");
         assert!(matches!(cx.db.attach_lease("job", "a", 10.0).await.unwrap_err(), Error::Corrupt { .. }));
-        assert!(matches!(cx.db.cooperative_write("job", &mut *transition(Ok)).await.unwrap_err(), Error::Corrupt { .. }));
+        assert!(matches!(
+            cx.db.cooperative_write("job", &mut *transition(Ok)).await.unwrap_err(),
+            Error::Corrupt { .. }
+        ));
         assert_eq!(cx.raw_body("job").await.unwrap(), body, "never overwritten");
     }
     assert_eq!(cx.take_counts().put, 0);
@@ -354,10 +372,17 @@ pub async fn cooperative_write_kept_by_release(cx: Ctx) {
 
 pub async fn cooperative_write_missing_lease_is_none(cx: Ctx) {
     let called = Cell::new(false);
-    let got = cx.db.cooperative_write("nope", &mut *transition(|v| {
-        called.set(true);
-        Ok(v)
-    })).await.unwrap();
+    let got = cx
+        .db
+        .cooperative_write(
+            "nope",
+            &mut *transition(|v| {
+                called.set(true);
+                Ok(v)
+            }),
+        )
+        .await
+        .unwrap();
     assert_eq!(got, None);
     assert!(!called.get());
     assert_eq!(cx.take_counts(), counts(1, 0));
@@ -456,10 +481,17 @@ pub async fn doc_retries_on_conflict(cx: Ctx) {
     cx.store.inject(Op::Put, Fault::competing_put(cx.raw.clone(), "cfg", br#"{"count":10}"#.to_vec()));
     let calls = Cell::new(0);
     cx.take_counts();
-    let v = d.update(&mut *transition(|v| {
-        calls.set(calls.get() + 1);
-        add(1)(v)
-    }), None, 10).await.unwrap();
+    let v = d
+        .update(
+            &mut *transition(|v| {
+                calls.set(calls.get() + 1);
+                add(1)(v)
+            }),
+            None,
+            10,
+        )
+        .await
+        .unwrap();
     assert_eq!(v, json!({"count": 11}));
     assert_eq!(calls.get(), 2);
     assert_eq!(cx.take_counts(), counts(2, 2), "2 requests per attempt");
@@ -482,9 +514,9 @@ pub async fn doc_delete_is_idempotent(cx: Ctx) {
 pub async fn doc_create_race_converges(cx: Ctx) {
     let dbs: Vec<_> = (0..8).map(|_| cx.peer()).collect();
     let docs: Vec<_> = dbs.iter().map(|db| db.doc("counter").unwrap()).collect();
-    let results = join_all(docs.iter().map(|d| async move {
-        d.update(&mut *transition(add(1)), Some(json!({"count": 0})), 50).await
-    }))
+    let results = join_all(
+        docs.iter().map(|d| async move { d.update(&mut *transition(add(1)), Some(json!({"count": 0})), 50).await }),
+    )
     .await;
     assert!(results.iter().all(Result::is_ok), "{results:?}");
     assert_eq!(cx.db.doc("counter").unwrap().get().await.unwrap().unwrap().value, json!({"count": 8}));
@@ -494,13 +526,23 @@ pub async fn doc_max_attempts_is_honoured(cx: Ctx) {
     let d = cx.db.doc("cfg").unwrap();
     d.update(&mut *transition(Ok), Some(json!({"count": 0})), 10).await.unwrap();
     for i in 0..3 {
-        cx.store.inject(Op::Put, Fault::competing_put(cx.raw.clone(), "cfg", format!(r#"{{"count":{}}}"#, 100 + i).into_bytes()));
+        cx.store.inject(
+            Op::Put,
+            Fault::competing_put(cx.raw.clone(), "cfg", format!(r#"{{"count":{}}}"#, 100 + i).into_bytes()),
+        );
     }
     let calls = Cell::new(0);
-    let e = d.update(&mut *transition(|v| {
-        calls.set(calls.get() + 1);
-        Ok(v)
-    }), None, 3).await.unwrap_err();
+    let e = d
+        .update(
+            &mut *transition(|v| {
+                calls.set(calls.get() + 1);
+                Ok(v)
+            }),
+            None,
+            3,
+        )
+        .await
+        .unwrap_err();
     assert!(matches!(e, Error::Conflict { attempts: 3, .. }), "{e}");
     assert_eq!(calls.get(), 3, "the function runs exactly max_attempts times");
 }
@@ -542,14 +584,20 @@ pub async fn objects_conditional_puts(cx: Ctx) {
     let etag = w.etag.unwrap();
     assert!(o.put("k", b"two", Precondition::IfAbsent).await.unwrap().is_none());
     assert!(o.put("k", b"two", Precondition::IfMatch("0123".into())).await.unwrap().is_none());
-    assert!(o.put("missing", b"x", Precondition::IfMatch(etag.clone())).await.unwrap().is_none(), "If-Match on a missing key fails");
+    assert!(
+        o.put("missing", b"x", Precondition::IfMatch(etag.clone())).await.unwrap().is_none(),
+        "If-Match on a missing key fails"
+    );
     let got = o.get("k").await.unwrap().unwrap();
     assert_eq!((got.body.as_slice(), got.etag.as_str()), (&b"one"[..], etag.as_str()));
     let w2 = o.put("k", b"two", Precondition::IfMatch(etag.clone())).await.unwrap().unwrap();
     assert_ne!(w2.etag.as_deref(), Some(etag.as_str()));
     o.put("k", b"three", Precondition::None).await.unwrap().unwrap();
     assert_eq!(o.get("k").await.unwrap().unwrap().body, b"three");
-    let w3 = o.put("k", b"four", Precondition::IfMatch(format!("\"{}\"", o.get("k").await.unwrap().unwrap().etag))).await.unwrap();
+    let w3 = o
+        .put("k", b"four", Precondition::IfMatch(format!("\"{}\"", o.get("k").await.unwrap().unwrap().etag)))
+        .await
+        .unwrap();
     assert!(w3.is_some(), "a quoted (HTTP-style) etag is the same etag");
     for bad in ["*", "", "\"\""] {
         let e = o.put("k", b"x", Precondition::IfMatch(bad.into())).await.unwrap_err();
@@ -575,7 +623,16 @@ pub async fn objects_list_is_ascending_and_relative(cx: Ctx) {
 
 pub async fn objects_tricky_keys_round_trip(cx: Ctx) {
     let o = cx.db.objects();
-    let keys = ["sp ace", "plus+sign", "per%cent", "eq=ual&amp?q#frag~t", "ünïcödé/ключ", "astral/😀𝄞", "dir/sub/leaf.json", "a'b\"c<d>"];
+    let keys = [
+        "sp ace",
+        "plus+sign",
+        "per%cent",
+        "eq=ual&amp?q#frag~t",
+        "ünïcödé/ключ",
+        "astral/😀𝄞",
+        "dir/sub/leaf.json",
+        "a'b\"c<d>",
+    ];
     for (i, k) in keys.iter().enumerate() {
         o.put(k, format!("v{i}").as_bytes(), Precondition::IfAbsent).await.unwrap().unwrap_or_else(|| panic!("{k}"));
     }
@@ -600,9 +657,12 @@ pub async fn objects_wait_for_appears_changes_and_times_out(cx: Ctx) {
     assert!(matches!(o.wait_for("k", &changed).await.unwrap_err(), Error::Timeout { .. }));
     let raw = cx.raw.clone();
     cx.store.inject(Op::Get, Fault::Pass);
-    cx.store.inject(Op::Get, Fault::before(async move {
-        raw.put("k", b"v2", &Precondition::None, &Default::default()).await.unwrap();
-    }));
+    cx.store.inject(
+        Op::Get,
+        Fault::before(async move {
+            raw.put("k", b"v2", &Precondition::None, &Default::default()).await.unwrap();
+        }),
+    );
     let got = o.wait_for("k", &changed).await.unwrap();
     assert_eq!(got.body, b"v2");
 }
@@ -646,7 +706,10 @@ pub async fn objects_retry_budget_is_bounded(cx: Ctx) {
     for _ in 0..4 {
         cx.store.inject(Op::Put, Fault::Status(409, "ConditionalRequestConflict"));
     }
-    assert!(cx.db.objects().put("k", b"x", Precondition::IfAbsent).await.unwrap().is_none(), "conflict after retries = lost");
+    assert!(
+        cx.db.objects().put("k", b"x", Precondition::IfAbsent).await.unwrap().is_none(),
+        "conflict after retries = lost"
+    );
     assert_eq!(cx.take_counts(), counts(0, 4));
     assert!(cx.raw_body("k").await.is_none());
 }

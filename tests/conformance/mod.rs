@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use fencepost::store::{Fault, FaultStore, ObjectStore, Op, Precondition, RequestCounts};
 use fencepost::{Clock, Fencepost, LeaseOptions, ManualClock, Options, RetryPolicy, Timestamp};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 pub mod cases;
 
@@ -63,7 +63,10 @@ impl Ctx {
 }
 
 fn options(clock: &ManualClock) -> Options {
-    Options { clock: Some(Rc::new(clock.clone())), retry: RetryPolicy { max_attempts: 4, base_delay: 0.01, max_delay: 0.05 } }
+    Options {
+        clock: Some(Rc::new(clock.clone())),
+        retry: RetryPolicy { max_attempts: 4, base_delay: 0.01, max_delay: 0.05 },
+    }
 }
 
 /// Requests as (get, put, delete, list).
@@ -144,13 +147,13 @@ pub use cases::*;
 
 // Re-exports the cases need, kept here so `cases.rs` reads as a list of behaviours.
 pub(crate) mod prelude {
-    pub use super::{add, counts, lease_opts, Ctx};
+    pub use super::{Ctx, add, counts, lease_opts};
+    pub use fencepost::LeaseOptions;
     pub use fencepost::error::Error;
     pub use fencepost::fencepost::transition;
     pub use fencepost::objects::WaitOptions;
     pub use fencepost::store::{Fault, ObjectStore, Op, Precondition};
-    pub use fencepost::LeaseOptions;
     pub use futures::future::join_all;
-    pub use serde_json::{json, Value};
+    pub use serde_json::{Value, json};
     pub use std::cell::Cell;
 }

@@ -57,7 +57,13 @@ pub struct S3Config {
 
 impl S3Config {
     /// A path-style config without prefix or session token.
-    pub fn new(endpoint: &str, bucket: &str, region: &str, access_key_id: &str, secret_access_key: &str) -> Result<Self> {
+    pub fn new(
+        endpoint: &str,
+        bucket: &str,
+        region: &str,
+        access_key_id: &str,
+        secret_access_key: &str,
+    ) -> Result<Self> {
         Self::builder(endpoint, bucket, region, access_key_id, secret_access_key).build()
     }
 
@@ -182,7 +188,9 @@ impl S3ConfigBuilder {
         let parsed = Endpoint::parse(&self.endpoint)?;
         validate_bucket(&self.bucket, self.addressing)?;
         if self.addressing == Addressing::VirtualHosted && parsed.is_ip_literal() {
-            return Err(Error::invalid("virtual-hosted addressing needs a DNS endpoint, not an IP address; use path addressing"));
+            return Err(Error::invalid(
+                "virtual-hosted addressing needs a DNS endpoint, not an IP address; use path addressing",
+            ));
         }
         validate_region(&self.region)?;
         validate_access_key_id(&self.access_key_id)?;
@@ -217,7 +225,9 @@ fn validate_bucket(bucket: &str, addressing: Addressing) -> Result<()> {
     let path_safe = bucket.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
     let ok = match addressing {
         Addressing::Path => path_safe && bucket != "." && bucket != "..",
-        Addressing::VirtualHosted => dns_safe && !bucket.starts_with('.') && !bucket.ends_with('.') && !bucket.contains(".."),
+        Addressing::VirtualHosted => {
+            dns_safe && !bucket.starts_with('.') && !bucket.ends_with('.') && !bucket.contains("..")
+        }
     };
     if ok {
         Ok(())
@@ -279,7 +289,10 @@ impl Endpoint {
         let path = path.trim_end_matches('/');
         // The path is sent and signed verbatim, so it must already be in canonical form.
         let path_ok = path.split('/').skip(1).all(|seg| {
-            !seg.is_empty() && seg != "." && seg != ".." && seg.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+            !seg.is_empty()
+                && seg != "."
+                && seg != ".."
+                && seg.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
         });
         if !path_ok {
             return Err(invalid("has a path that is not plain segments of letters, digits, '-', '.', '_', '~'"));
@@ -332,7 +345,9 @@ fn split_host_port(authority: &str) -> Option<(String, Option<u16>)> {
     }
     let port = match port {
         None => None,
-        Some(digits) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => Some(digits.parse::<u16>().ok()?),
+        Some(digits) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Some(digits.parse::<u16>().ok()?)
+        }
         Some(_) => return None,
     };
     Some((host.to_ascii_lowercase(), port))
@@ -363,7 +378,8 @@ impl fmt::Debug for HttpRequest {
             .headers
             .iter()
             .map(|(name, value)| {
-                let hidden = name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("x-amz-security-token");
+                let hidden =
+                    name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("x-amz-security-token");
                 (name.as_str(), if hidden { "[redacted]" } else { value.as_str() })
             })
             .collect();
@@ -428,7 +444,8 @@ impl S3Store {
         what: &str,
         read: impl FnOnce(HttpResponse) -> StoreResult<T>,
     ) -> StoreResult<T> {
-        let signature = request.header("authorization").and_then(|a| a.rsplit_once("Signature=")).map(|(_, s)| s.to_owned());
+        let signature =
+            request.header("authorization").and_then(|a| a.rsplit_once("Signature=")).map(|(_, s)| s.to_owned());
         let mut secrets = self.config.secrets();
         secrets.extend(signature.as_deref());
         let result = match self.transport.send(request).await {
@@ -457,7 +474,13 @@ impl ObjectStore for S3Store {
         self.exchange(request, &what, |r| response::read_get(r, &what)).await
     }
 
-    async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome> {
+    async fn put(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: &Precondition,
+        meta: &WriteMeta,
+    ) -> StoreResult<PutOutcome> {
         let what = format!("PUT {key:?}");
         let request = self.config.put_object_request(key, body, precondition, meta, self.clock.now())?;
         self.exchange(request, &what, |r| response::read_put(r, precondition, &what)).await

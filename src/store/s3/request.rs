@@ -3,7 +3,7 @@
 use super::encode::{canonical_query, encode_path};
 use super::sigv4::{self, RequestToSign, Scope};
 use super::{Addressing, HttpRequest, S3Config};
-use crate::store::{normalize_etag, FailureKind, Precondition, StoreError, WriteMeta};
+use crate::store::{FailureKind, Precondition, StoreError, WriteMeta, normalize_etag};
 use crate::time::Timestamp;
 
 /// The write token of a put, read back after an ambiguous write (see SPEC "Ambiguous writes").
@@ -57,7 +57,12 @@ impl S3Config {
 
     /// One page of ListObjectsV2 under `bucket_prefix` (a full bucket key prefix: the store prefix
     /// is NOT added here, so the caller can strip exactly what it added).
-    pub fn list_objects_v2_request(&self, bucket_prefix: &str, continuation_token: Option<&str>, at: Timestamp) -> HttpRequest {
+    pub fn list_objects_v2_request(
+        &self,
+        bucket_prefix: &str,
+        continuation_token: Option<&str>,
+        at: Timestamp,
+    ) -> HttpRequest {
         let mut query = vec![("list-type", "2")];
         if !bucket_prefix.is_empty() {
             query.push(("prefix", bucket_prefix));
@@ -121,6 +126,11 @@ fn checked_metadata(value: &str) -> Result<&str, StoreError> {
     if value.bytes().all(|b| b.is_ascii_graphic() || b == b' ') {
         Ok(value)
     } else {
-        Err(StoreError::new(FailureKind::Fatal, Some("InvalidMetadata"), None, "write token metadata is not header-safe ASCII"))
+        Err(StoreError::new(
+            FailureKind::Fatal,
+            Some("InvalidMetadata"),
+            None,
+            "write token metadata is not header-safe ASCII",
+        ))
     }
 }

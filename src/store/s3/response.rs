@@ -1,10 +1,12 @@
 //! Reading S3 responses: what each status means for each operation, as a pure function of the
 //! response. The classification decides what the retry layer may do (see [`FailureKind`]).
 
+use super::HttpResponse;
 use super::request::{HISTORY_HEADER, TOKEN_HEADER};
 use super::xml::{self, ListPage};
-use super::HttpResponse;
-use crate::store::{normalize_etag, FailureKind, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
+use crate::store::{
+    FailureKind, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta, normalize_etag,
+};
 
 /// Longest error message handed up (server text can be a whole HTML page).
 const MAX_MESSAGE_CHARS: usize = 400;
@@ -83,7 +85,8 @@ pub fn classify_failure(response: &HttpResponse, what: &str) -> StoreError {
         (None, Some(code)) => code.clone(),
         (None, None) => body_snippet(&response.body),
     };
-    let message = if detail.is_empty() { format!("{what}: HTTP {}", response.status) } else { format!("{what}: {detail}") };
+    let message =
+        if detail.is_empty() { format!("{what}: HTTP {}", response.status) } else { format!("{what}: {detail}") };
     StoreError { kind, code, status: Some(response.status), message }
 }
 

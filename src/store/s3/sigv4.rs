@@ -103,7 +103,12 @@ impl fmt::Debug for SignedHeaders {
 }
 
 /// Sign `request` for `scope` with `credentials` at time `at`.
-pub fn sign(request: &RequestToSign<'_>, scope: Scope<'_>, credentials: &Credentials<'_>, at: Timestamp) -> SignedHeaders {
+pub fn sign(
+    request: &RequestToSign<'_>,
+    scope: Scope<'_>,
+    credentials: &Credentials<'_>,
+    at: Timestamp,
+) -> SignedHeaders {
     let (date, amz_date) = amz_dates(at);
     let mut headers: Vec<(String, String)> = request.headers.to_vec();
     headers.push(("x-amz-content-sha256".to_owned(), request.payload_sha256.to_owned()));
@@ -122,7 +127,8 @@ pub fn sign(request: &RequestToSign<'_>, scope: Scope<'_>, credentials: &Credent
     ]
     .join("\n");
     let credential_scope = format!("{date}/{}/{}/aws4_request", scope.region, scope.service);
-    let string_to_sign = format!("{ALGORITHM}\n{amz_date}\n{credential_scope}\n{}", sha256_hex(canonical_request.as_bytes()));
+    let string_to_sign =
+        format!("{ALGORITHM}\n{amz_date}\n{credential_scope}\n{}", sha256_hex(canonical_request.as_bytes()));
     let key = signing_key(credentials.secret_access_key, &date, scope);
     let signature = hex(&hmac_sha256(&key, string_to_sign.as_bytes()));
     let authorization = format!(
@@ -237,7 +243,13 @@ mod tests {
         let mut all = headers(&[("Host", EXAMPLE_HOST)]);
         all.extend(headers(extra));
         let payload = sha256_hex(body);
-        let request = RequestToSign { method, canonical_uri: uri, canonical_query: query, headers: &all, payload_sha256: &payload };
+        let request = RequestToSign {
+            method,
+            canonical_uri: uri,
+            canonical_query: query,
+            headers: &all,
+            payload_sha256: &payload,
+        };
         sign(&request, EXAMPLE_SCOPE, &EXAMPLE_CREDENTIALS, example_time())
     }
 
@@ -302,17 +314,17 @@ mod tests {
             payload_sha256: EMPTY_PAYLOAD_SHA256,
         };
         let signed = sign(&request, EXAMPLE_SCOPE, &credentials, example_time());
-        assert!(signed.authorization().contains("SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token,"));
+        assert!(
+            signed.authorization().contains("SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token,")
+        );
         let unsigned_token = sign(&request, EXAMPLE_SCOPE, &EXAMPLE_CREDENTIALS, example_time());
         assert_ne!(signed.signature(), unsigned_token.signature());
         let sent = signed.into_headers();
         assert!(sent.contains(&("x-amz-security-token".to_owned(), "FQoGZXIvYXdzEXAMPLE".to_owned())));
-        assert_eq!(sent.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), [
-            "authorization",
-            "x-amz-content-sha256",
-            "x-amz-date",
-            "x-amz-security-token"
-        ]);
+        assert_eq!(
+            sent.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            ["authorization", "x-amz-content-sha256", "x-amz-date", "x-amz-security-token"]
+        );
     }
 
     #[test]

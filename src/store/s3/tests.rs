@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use futures::executor::block_on;
 
-use super::sigv4::{sha256_hex, EMPTY_PAYLOAD_SHA256};
+use super::sigv4::{EMPTY_PAYLOAD_SHA256, sha256_hex};
 use super::*;
 use crate::store::FailureKind;
 use crate::time::{ManualClock, Timestamp};
@@ -37,7 +37,9 @@ fn response(status: u16, headers: &[(&str, &str)], body: &str) -> HttpResponse {
 }
 
 fn error_xml(code: &str, message: &str) -> String {
-    format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>{message}</Message><RequestId>R1</RequestId></Error>")
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>{message}</Message><RequestId>R1</RequestId></Error>"
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -103,9 +105,19 @@ fn validates_bucket_region_and_keys() {
     invalid(S3Config::new("http://h", "bucket", "us-east-1", "", SECRET));
     invalid(S3Config::new("http://h", "bucket", "us-east-1", "AK/ID", SECRET));
     invalid(S3Config::builder("http://h", "bucket", "us-east-1", "AKID", SECRET).prefix("a/../b").build());
-    invalid(S3Config::builder("http://h", "bucket", "us-east-1", "AKID", SECRET).session_token(Some("a\nb".into())).build());
-    invalid(S3Config::builder("http://127.0.0.1:9000", "bucket", "us-east-1", "AKID", SECRET).addressing(Addressing::VirtualHosted).build());
-    invalid(S3Config::builder("https://h", "Bucket_1", "us-east-1", "AKID", SECRET).addressing(Addressing::VirtualHosted).build());
+    invalid(
+        S3Config::builder("http://h", "bucket", "us-east-1", "AKID", SECRET).session_token(Some("a\nb".into())).build(),
+    );
+    invalid(
+        S3Config::builder("http://127.0.0.1:9000", "bucket", "us-east-1", "AKID", SECRET)
+            .addressing(Addressing::VirtualHosted)
+            .build(),
+    );
+    invalid(
+        S3Config::builder("https://h", "Bucket_1", "us-east-1", "AKID", SECRET)
+            .addressing(Addressing::VirtualHosted)
+            .build(),
+    );
     // Path style tolerates what some non-AWS servers allow.
     S3Config::new("http://h", "Bucket_1", "auto", "AKID", SECRET).unwrap();
 }
@@ -122,13 +134,15 @@ fn builder_sets_options_and_normalises_prefix() {
     assert_eq!(config.addressing(), Addressing::VirtualHosted);
     assert_eq!(config.host(), "examplebucket.s3.amazonaws.com");
     assert_eq!((config.bucket(), config.region(), config.access_key_id()), ("examplebucket", "us-east-1", "AKID"));
-    let empty_token = S3Config::builder("http://h", "b", "r", "AKID", SECRET).session_token(Some(String::new())).build().unwrap();
+    let empty_token =
+        S3Config::builder("http://h", "b", "r", "AKID", SECRET).session_token(Some(String::new())).build().unwrap();
     assert_eq!(empty_token.session_token, None);
 }
 
 #[test]
 fn debug_never_shows_secrets() {
-    let config = S3Config::builder("http://h", "b", "r", "AKID", SECRET).session_token(Some(SESSION.into())).build().unwrap();
+    let config =
+        S3Config::builder("http://h", "b", "r", "AKID", SECRET).session_token(Some(SESSION.into())).build().unwrap();
     let shown = format!("{config:?}");
     assert!(!shown.contains(SECRET) && !shown.contains(SESSION), "{shown}");
     assert!(shown.contains("AKID") && shown.contains("[redacted]"));
@@ -146,20 +160,30 @@ fn debug_never_shows_secrets() {
 
 #[test]
 fn object_urls_in_both_addressing_styles() {
-    let path = S3Config::builder("http://127.0.0.1:9000", "bucket", "us-east-1", "AKID", SECRET).prefix("app").build().unwrap();
+    let path = S3Config::builder("http://127.0.0.1:9000", "bucket", "us-east-1", "AKID", SECRET)
+        .prefix("app")
+        .build()
+        .unwrap();
     assert_eq!(path.get_object_request("jobs/1", at()).url, "http://127.0.0.1:9000/bucket/app/jobs/1");
     let with_base = config("https://proxy:8443/s3/");
     assert_eq!(with_base.get_object_request("k", at()).url, "https://proxy:8443/s3/bucket/k");
-    let virtual_hosted = S3Config::builder("https://s3.eu-west-1.amazonaws.com:443", "my-bucket", "eu-west-1", "AKID", SECRET)
-        .addressing(Addressing::VirtualHosted)
-        .build()
-        .unwrap();
-    assert_eq!(virtual_hosted.get_object_request("a b", at()).url, "https://my-bucket.s3.eu-west-1.amazonaws.com/a%20b");
+    let virtual_hosted =
+        S3Config::builder("https://s3.eu-west-1.amazonaws.com:443", "my-bucket", "eu-west-1", "AKID", SECRET)
+            .addressing(Addressing::VirtualHosted)
+            .build()
+            .unwrap();
+    assert_eq!(
+        virtual_hosted.get_object_request("a b", at()).url,
+        "https://my-bucket.s3.eu-west-1.amazonaws.com/a%20b"
+    );
     assert_eq!(
         virtual_hosted.list_objects_v2_request("", None, at()).url,
         "https://my-bucket.s3.eu-west-1.amazonaws.com/?list-type=2"
     );
-    assert_eq!(path.list_objects_v2_request("app/", None, at()).url, "http://127.0.0.1:9000/bucket?list-type=2&prefix=app%2F");
+    assert_eq!(
+        path.list_objects_v2_request("app/", None, at()).url,
+        "http://127.0.0.1:9000/bucket?list-type=2&prefix=app%2F"
+    );
 }
 
 #[test]
@@ -196,7 +220,10 @@ fn get_request_is_signed_and_uncached() {
     assert_eq!(request.header("x-amz-content-sha256"), Some(EMPTY_PAYLOAD_SHA256));
     assert_eq!(request.header("x-amz-date"), Some("20260102T030405Z"));
     let auth = request.header("authorization").unwrap();
-    assert!(auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260102/us-east-1/s3/aws4_request,"), "{auth}");
+    assert!(
+        auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260102/us-east-1/s3/aws4_request,"),
+        "{auth}"
+    );
     assert_eq!(signed_header_list(&request), "cache-control;host;x-amz-content-sha256;x-amz-date");
 }
 
@@ -211,7 +238,9 @@ fn signature_covers_exactly_what_is_sent() {
         .unwrap();
     let requests = [
         config.get_object_request("a b+c%d=e&f?g#h~i/😀", at()),
-        config.put_object_request("k", b"{}", &Precondition::IfMatch("\"e1\"".into()), &meta("tok", &["h1", "h2"]), at()).unwrap(),
+        config
+            .put_object_request("k", b"{}", &Precondition::IfMatch("\"e1\"".into()), &meta("tok", &["h1", "h2"]), at())
+            .unwrap(),
         config.delete_object_request("k", at()),
         config.list_objects_v2_request("app/x y", Some("tok/+="), at()),
     ];
@@ -220,14 +249,33 @@ fn signature_covers_exactly_what_is_sent() {
         let (path, query) = without_scheme.split_once('?').unwrap_or((without_scheme, ""));
         let mut to_sign = vec![("host".to_owned(), "h:9000".to_owned())];
         to_sign.extend(
-            request.headers.iter().filter(|(n, _)| !matches!(n.as_str(), "authorization" | "x-amz-date" | "x-amz-content-sha256" | "x-amz-security-token")).cloned(),
+            request
+                .headers
+                .iter()
+                .filter(|(n, _)| {
+                    !matches!(
+                        n.as_str(),
+                        "authorization" | "x-amz-date" | "x-amz-content-sha256" | "x-amz-security-token"
+                    )
+                })
+                .cloned(),
         );
         let body_hash = sha256_hex(&request.body);
         assert_eq!(request.header("x-amz-content-sha256"), Some(body_hash.as_str()));
         let expected = sigv4::sign(
-            &sigv4::RequestToSign { method: request.method, canonical_uri: path, canonical_query: query, headers: &to_sign, payload_sha256: &body_hash },
+            &sigv4::RequestToSign {
+                method: request.method,
+                canonical_uri: path,
+                canonical_query: query,
+                headers: &to_sign,
+                payload_sha256: &body_hash,
+            },
             sigv4::Scope { region: "us-east-1", service: "s3" },
-            &sigv4::Credentials { access_key_id: "AKIAIOSFODNN7EXAMPLE", secret_access_key: SECRET, session_token: Some(SESSION) },
+            &sigv4::Credentials {
+                access_key_id: "AKIAIOSFODNN7EXAMPLE",
+                secret_access_key: SECRET,
+                session_token: Some(SESSION),
+            },
             at(),
         );
         assert_eq!(request.header("authorization"), Some(expected.authorization()), "{request:?}");
@@ -257,7 +305,9 @@ fn put_request_for_each_precondition() {
     );
 
     for given in ["abc123", "\"abc123\"", "W/\"abc123\""] {
-        let cas = config.put_object_request("k", body, &Precondition::IfMatch(given.into()), &meta("t2", &["t1", "t0"]), at()).unwrap();
+        let cas = config
+            .put_object_request("k", body, &Precondition::IfMatch(given.into()), &meta("t2", &["t1", "t0"]), at())
+            .unwrap();
         assert_eq!((cas.header("if-match"), cas.header("if-none-match")), (Some("\"abc123\""), None), "{given}");
         assert_eq!(cas.header("x-amz-meta-fencepost-history"), Some("t1 t0"));
     }
@@ -265,7 +315,9 @@ fn put_request_for_each_precondition() {
 
 #[test]
 fn put_refuses_metadata_that_cannot_be_a_header() {
-    let err = config("http://h").put_object_request("k", b"", &Precondition::None, &meta("bad\ntoken", &[]), at()).unwrap_err();
+    let err = config("http://h")
+        .put_object_request("k", b"", &Precondition::None, &meta("bad\ntoken", &[]), at())
+        .unwrap_err();
     assert_eq!((err.kind, err.code.as_deref()), (FailureKind::Fatal, Some("InvalidMetadata")));
 }
 
@@ -280,7 +332,10 @@ fn delete_and_list_requests() {
     let first = config.list_objects_v2_request("app/jobs/", None, at());
     assert_eq!(first.url, "http://h/bucket?list-type=2&prefix=app%2Fjobs%2F");
     let next = config.list_objects_v2_request("app/", Some("1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM="), at());
-    assert_eq!(next.url, "http://h/bucket?continuation-token=1ueGcxLPRx1Tr%2FXYExHnhbYLgveDs2J%2Fwm36Hy4vbOwM%3D&list-type=2&prefix=app%2F");
+    assert_eq!(
+        next.url,
+        "http://h/bucket?continuation-token=1ueGcxLPRx1Tr%2FXYExHnhbYLgveDs2J%2Fwm36Hy4vbOwM%3D&list-type=2&prefix=app%2F"
+    );
     assert_eq!(next.header("cache-control"), Some("no-cache"));
 }
 
@@ -393,7 +448,8 @@ fn get_without_etag_is_malformed() {
 #[test]
 fn put_success_returns_the_normalised_etag() {
     for precondition in all_preconditions() {
-        let outcome = put_with(precondition, Ok(response(200, &[("ETag", "\"9a0364b9e99bb480dd25e1f0284c8555\"")], "")));
+        let outcome =
+            put_with(precondition, Ok(response(200, &[("ETag", "\"9a0364b9e99bb480dd25e1f0284c8555\"")], "")));
         assert_eq!(outcome.unwrap(), PutOutcome::Written { etag: "9a0364b9e99bb480dd25e1f0284c8555".into() });
     }
 }
@@ -407,9 +463,19 @@ fn put_success_without_etag_is_indeterminate() {
 #[test]
 fn conditional_put_loses_on_412_and_on_404_no_such_key() {
     for precondition in [Precondition::IfAbsent, Precondition::IfMatch("e1".into())] {
-        let lost = put_with(precondition.clone(), Ok(response(412, &[], &error_xml("PreconditionFailed", "At least one of the pre-conditions you specified did not hold"))));
+        let lost = put_with(
+            precondition.clone(),
+            Ok(response(
+                412,
+                &[],
+                &error_xml("PreconditionFailed", "At least one of the pre-conditions you specified did not hold"),
+            )),
+        );
         assert_eq!(lost.unwrap(), PutOutcome::PreconditionFailed);
-        let lost = put_with(precondition.clone(), Ok(response(404, &[], &error_xml("NoSuchKey", "The specified key does not exist."))));
+        let lost = put_with(
+            precondition.clone(),
+            Ok(response(404, &[], &error_xml("NoSuchKey", "The specified key does not exist."))),
+        );
         assert_eq!(lost.unwrap(), PutOutcome::PreconditionFailed);
         let lost = put_with(precondition.clone(), Ok(response(412, &[], "")));
         assert_eq!(lost.unwrap(), PutOutcome::PreconditionFailed);
@@ -429,25 +495,71 @@ fn unconditional_put_never_reports_a_lost_race() {
 #[test]
 fn status_classification_for_every_operation() {
     let table: &[(u16, &str, FailureKind, Option<&str>)] = &[
-        (409, &error_xml("ConditionalRequestConflict", "A conflicting conditional operation is currently in progress"), FailureKind::ConditionalConflict, Some("ConditionalRequestConflict")),
-        (409, &error_xml("OperationAborted", "A conflicting conditional operation is in progress"), FailureKind::Transient, Some("OperationAborted")),
+        (
+            409,
+            &error_xml("ConditionalRequestConflict", "A conflicting conditional operation is currently in progress"),
+            FailureKind::ConditionalConflict,
+            Some("ConditionalRequestConflict"),
+        ),
+        (
+            409,
+            &error_xml("OperationAborted", "A conflicting conditional operation is in progress"),
+            FailureKind::Transient,
+            Some("OperationAborted"),
+        ),
         (409, "", FailureKind::Transient, None),
         (429, &error_xml("SlowDown", "Please reduce your request rate."), FailureKind::Transient, Some("SlowDown")),
         (503, &error_xml("SlowDown", "Please reduce your request rate."), FailureKind::Transient, Some("SlowDown")),
         (503, "<html>Service Unavailable</html>", FailureKind::Transient, None),
         (408, "", FailureKind::Transient, None),
-        (400, &error_xml("RequestTimeout", "Your socket connection to the server was not read from"), FailureKind::Transient, Some("RequestTimeout")),
-        (500, &error_xml("InternalError", "We encountered an internal error. Please try again."), FailureKind::Indeterminate, Some("InternalError")),
+        (
+            400,
+            &error_xml("RequestTimeout", "Your socket connection to the server was not read from"),
+            FailureKind::Transient,
+            Some("RequestTimeout"),
+        ),
+        (
+            500,
+            &error_xml("InternalError", "We encountered an internal error. Please try again."),
+            FailureKind::Indeterminate,
+            Some("InternalError"),
+        ),
         (502, "<html><body>Bad Gateway</body></html>", FailureKind::Indeterminate, None),
         (504, "", FailureKind::Indeterminate, None),
         (507, "", FailureKind::Indeterminate, None),
-        (403, &error_xml("SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided."), FailureKind::Fatal, Some("SignatureDoesNotMatch")),
+        (
+            403,
+            &error_xml(
+                "SignatureDoesNotMatch",
+                "The request signature we calculated does not match the signature you provided.",
+            ),
+            FailureKind::Fatal,
+            Some("SignatureDoesNotMatch"),
+        ),
         (403, &error_xml("AccessDenied", "Access Denied"), FailureKind::Fatal, Some("AccessDenied")),
-        (403, &error_xml("RequestTimeTooSkewed", "The difference between the request time and the current time is too large."), FailureKind::Fatal, Some("RequestTimeTooSkewed")),
+        (
+            403,
+            &error_xml(
+                "RequestTimeTooSkewed",
+                "The difference between the request time and the current time is too large.",
+            ),
+            FailureKind::Fatal,
+            Some("RequestTimeTooSkewed"),
+        ),
         (400, &error_xml("InvalidArgument", "bad"), FailureKind::Fatal, Some("InvalidArgument")),
-        (400, &error_xml("AuthorizationHeaderMalformed", "wrong region"), FailureKind::Fatal, Some("AuthorizationHeaderMalformed")),
+        (
+            400,
+            &error_xml("AuthorizationHeaderMalformed", "wrong region"),
+            FailureKind::Fatal,
+            Some("AuthorizationHeaderMalformed"),
+        ),
         (405, "", FailureKind::Fatal, None),
-        (411, &error_xml("MissingContentLength", "You must provide the Content-Length HTTP header."), FailureKind::Fatal, Some("MissingContentLength")),
+        (
+            411,
+            &error_xml("MissingContentLength", "You must provide the Content-Length HTTP header."),
+            FailureKind::Fatal,
+            Some("MissingContentLength"),
+        ),
         (301, &error_xml("PermanentRedirect", "use the other endpoint"), FailureKind::Fatal, Some("PermanentRedirect")),
     ];
     for (status, body, kind, code) in table {
@@ -461,7 +573,11 @@ fn status_classification_for_every_operation() {
         errors.push(block_on(store.delete("k")).unwrap_err());
         errors.push(block_on(store.list("")).unwrap_err());
         for err in errors {
-            assert_eq!((err.kind, err.code.as_deref(), err.status), (*kind, *code, Some(*status)), "{status} {body}: {err:?}");
+            assert_eq!(
+                (err.kind, err.code.as_deref(), err.status),
+                (*kind, *code, Some(*status)),
+                "{status} {body}: {err:?}"
+            );
             assert!(!err.message.is_empty());
         }
     }
@@ -482,7 +598,8 @@ fn transport_errors_are_indeterminate() {
 
 #[test]
 fn error_message_names_the_operation_and_the_server_message() {
-    let err = put_with(Precondition::None, Ok(response(403, &[], &error_xml("AccessDenied", "Access Denied")))).unwrap_err();
+    let err =
+        put_with(Precondition::None, Ok(response(403, &[], &error_xml("AccessDenied", "Access Denied")))).unwrap_err();
     assert_eq!(err.message, "PUT \"k\": Access Denied");
     let failure = err.into_failure();
     assert_eq!(failure.to_string(), "storage error AccessDenied (HTTP 403): PUT \"k\": Access Denied");
@@ -534,13 +651,17 @@ fn delete_succeeds_on_204_200_and_404() {
 fn list_page(keys: &[&str], next: Option<&str>) -> String {
     let contents: String = keys
         .iter()
-        .map(|k| format!("<Contents><Key>{}</Key><Size>1</Size></Contents>", k.replace('&', "&amp;").replace('<', "&lt;")))
+        .map(|k| {
+            format!("<Contents><Key>{}</Key><Size>1</Size></Contents>", k.replace('&', "&amp;").replace('<', "&lt;"))
+        })
         .collect();
     let (truncated, token) = match next {
         Some(t) => ("true", format!("<NextContinuationToken>{t}</NextContinuationToken>")),
         None => ("false", String::new()),
     };
-    format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>bucket</Name><IsTruncated>{truncated}</IsTruncated>{token}{contents}</ListBucketResult>")
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>bucket</Name><IsTruncated>{truncated}</IsTruncated>{token}{contents}</ListBucketResult>"
+    )
 }
 
 #[test]
@@ -553,22 +674,30 @@ fn list_follows_every_page_and_strips_the_store_prefix() {
     let keys = block_on(store.list("jobs/")).unwrap();
     assert_eq!(keys, ["jobs/1", "jobs/2", "jobs/3", "jobs/a&b", "jobs/ü"]);
     let urls: Vec<String> = transport.sent.borrow().iter().map(|r| r.url.clone()).collect();
-    assert_eq!(urls, [
-        "http://h:9000/bucket?list-type=2&prefix=app%2Fjobs%2F",
-        "http://h:9000/bucket?continuation-token=tok%2F1%2B%3D&list-type=2&prefix=app%2Fjobs%2F",
-        "http://h:9000/bucket?continuation-token=tok2&list-type=2&prefix=app%2Fjobs%2F",
-    ]);
+    assert_eq!(
+        urls,
+        [
+            "http://h:9000/bucket?list-type=2&prefix=app%2Fjobs%2F",
+            "http://h:9000/bucket?continuation-token=tok%2F1%2B%3D&list-type=2&prefix=app%2Fjobs%2F",
+            "http://h:9000/bucket?continuation-token=tok2&list-type=2&prefix=app%2Fjobs%2F",
+        ]
+    );
 }
 
 #[test]
 fn list_sorts_and_ignores_keys_outside_the_prefix() {
-    let (store, _) = store_answering(vec![Ok(response(200, &[], &list_page(&["app/b", "other/x", "app/a", "app/b", "apple"], None)))]);
+    let (store, _) = store_answering(vec![Ok(response(
+        200,
+        &[],
+        &list_page(&["app/b", "other/x", "app/a", "app/b", "apple"], None),
+    ))]);
     assert_eq!(block_on(store.list("")).unwrap(), ["a", "b"]);
 }
 
 #[test]
 fn list_refuses_endless_or_broken_pagination() {
-    let (store, _) = store_answering(vec![Ok(response(200, &[], &list_page(&["app/a"], None).replace("false", "true")))]);
+    let (store, _) =
+        store_answering(vec![Ok(response(200, &[], &list_page(&["app/a"], None).replace("false", "true")))]);
     let err = block_on(store.list("")).unwrap_err();
     assert_eq!((err.kind, err.code.as_deref()), (FailureKind::Fatal, Some("MalformedResponse")));
     let (store, _) = store_answering(vec![
@@ -645,8 +774,11 @@ impl HttpTransport for Emulator {
                 let body = format!(
                     "<ListBucketResult><IsTruncated>{}</IsTruncated>{}{}</ListBucketResult>",
                     next.is_some(),
-                    next.map(|t| format!("<NextContinuationToken>{}</NextContinuationToken>", xml_escape(t))).unwrap_or_default(),
-                    page.iter().map(|k| format!("<Contents><Key>{}</Key></Contents>", xml_escape(k))).collect::<String>()
+                    next.map(|t| format!("<NextContinuationToken>{}</NextContinuationToken>", xml_escape(t)))
+                        .unwrap_or_default(),
+                    page.iter()
+                        .map(|k| format!("<Contents><Key>{}</Key></Contents>", xml_escape(k)))
+                        .collect::<String>()
                 );
                 response(200, &[], &body)
             }
@@ -661,12 +793,27 @@ impl HttpTransport for Emulator {
             ("PUT", false) => {
                 let existing = objects.get(&key).map(|(_, etag, _)| etag.clone());
                 if request.header("if-none-match") == Some("*") && existing.is_some() {
-                    return Ok(response(412, &[], &error_xml("PreconditionFailed", "At least one of the pre-conditions you specified did not hold")));
+                    return Ok(response(
+                        412,
+                        &[],
+                        &error_xml(
+                            "PreconditionFailed",
+                            "At least one of the pre-conditions you specified did not hold",
+                        ),
+                    ));
                 }
                 if let Some(wanted) = request.header("if-match") {
                     match existing {
-                        None => return Ok(response(404, &[], &error_xml("NoSuchKey", "The specified key does not exist."))),
-                        Some(etag) if etag != wanted => return Ok(response(412, &[], &error_xml("PreconditionFailed", "x"))),
+                        None => {
+                            return Ok(response(
+                                404,
+                                &[],
+                                &error_xml("NoSuchKey", "The specified key does not exist."),
+                            ));
+                        }
+                        Some(etag) if etag != wanted => {
+                            return Ok(response(412, &[], &error_xml("PreconditionFailed", "x")));
+                        }
                         Some(_) => {}
                     }
                 }
@@ -685,7 +832,8 @@ impl HttpTransport for Emulator {
 }
 
 fn emulated_store(page_size: usize) -> S3Store {
-    let config = S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKID", SECRET).prefix("app").build().unwrap();
+    let config =
+        S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKID", SECRET).prefix("app").build().unwrap();
     S3Store::new(config, Rc::new(Emulator { page_size, ..Emulator::default() }), Rc::new(ManualClock::starting_2026()))
 }
 
@@ -712,16 +860,25 @@ fn tricky_keys_round_trip_through_put_get_list() {
         let store = emulated_store(3);
         for (i, key) in TRICKY_KEYS.iter().enumerate() {
             let body = format!("{{\"i\":{i}}}");
-            let written = store.put(key, body.as_bytes(), &Precondition::IfAbsent, &meta(&format!("tok{i}"), &["old"])).await.unwrap();
+            let written = store
+                .put(key, body.as_bytes(), &Precondition::IfAbsent, &meta(&format!("tok{i}"), &["old"]))
+                .await
+                .unwrap();
             let PutOutcome::Written { etag } = written else { panic!("{key}: {written:?}") };
             let object = store.get(key).await.unwrap().unwrap_or_else(|| panic!("{key} missing"));
             assert_eq!(object.body, body.as_bytes(), "{key}");
             assert_eq!(object.etag, etag);
             assert_eq!(object.meta, meta(&format!("tok{i}"), &["old"]));
-            assert_eq!(store.put(key, b"2", &Precondition::IfAbsent, &WriteMeta::default()).await.unwrap(), PutOutcome::PreconditionFailed);
+            assert_eq!(
+                store.put(key, b"2", &Precondition::IfAbsent, &WriteMeta::default()).await.unwrap(),
+                PutOutcome::PreconditionFailed
+            );
             let cas = store.put(key, b"3", &Precondition::IfMatch(etag.clone()), &WriteMeta::default()).await.unwrap();
             assert!(matches!(cas, PutOutcome::Written { .. }), "{key}");
-            assert_eq!(store.put(key, b"4", &Precondition::IfMatch(etag), &WriteMeta::default()).await.unwrap(), PutOutcome::PreconditionFailed);
+            assert_eq!(
+                store.put(key, b"4", &Precondition::IfMatch(etag), &WriteMeta::default()).await.unwrap(),
+                PutOutcome::PreconditionFailed
+            );
         }
         let mut expected: Vec<String> = TRICKY_KEYS.iter().map(|k| k.to_string()).collect();
         expected.sort();

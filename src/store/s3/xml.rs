@@ -57,7 +57,12 @@ pub fn parse_error_body(body: &[u8]) -> Option<ErrorBody> {
 }
 
 fn malformed(detail: impl Into<String>) -> StoreError {
-    StoreError::new(FailureKind::Fatal, Some("MalformedResponse"), None, format!("unreadable S3 XML: {}", detail.into()))
+    StoreError::new(
+        FailureKind::Fatal,
+        Some("MalformedResponse"),
+        None,
+        format!("unreadable S3 XML: {}", detail.into()),
+    )
 }
 
 /// An element: its local name (namespace prefix dropped), its own text, its child elements.
@@ -295,12 +300,12 @@ mod tests {
 
     #[test]
     fn parses_a_last_and_an_empty_page() {
-        let last = "<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>k</Key></Contents></ListBucketResult>";
-        assert_eq!(parse_list_objects_v2(last.as_bytes()).unwrap(), ListPage {
-            keys: vec!["k".into()],
-            is_truncated: false,
-            next_continuation_token: None
-        });
+        let last =
+            "<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>k</Key></Contents></ListBucketResult>";
+        assert_eq!(
+            parse_list_objects_v2(last.as_bytes()).unwrap(),
+            ListPage { keys: vec!["k".into()], is_truncated: false, next_continuation_token: None }
+        );
         let empty = "<?xml version=\"1.0\"?>\n<ListBucketResult xmlns=\"x\"><Name>b</Name><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>\n";
         assert_eq!(parse_list_objects_v2(empty.as_bytes()).unwrap(), ListPage::default());
         let self_closing = "<ListBucketResult><Prefix/><IsTruncated>false</IsTruncated></ListBucketResult>";
@@ -309,7 +314,8 @@ mod tests {
 
     #[test]
     fn a_byte_order_mark_is_skipped() {
-        let body = "\u{feff}<?xml version=\"1.0\"?><ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>";
+        let body =
+            "\u{feff}<?xml version=\"1.0\"?><ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>";
         assert_eq!(parse_list_objects_v2(body.as_bytes()).unwrap(), ListPage::default());
     }
 
@@ -323,17 +329,29 @@ mod tests {
     fn parses_error_bodies() {
         let body = r#"<?xml version="1.0" encoding="UTF-8"?>
 <Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match &lt;x&gt;</Message><SignatureProvided>abc</SignatureProvided><RequestId>1</RequestId></Error>"#;
-        assert_eq!(parse_error_body(body.as_bytes()), Some(ErrorBody {
-            code: Some("SignatureDoesNotMatch".into()),
-            message: Some("The request signature we calculated does not match <x>".into())
-        }));
-        assert_eq!(parse_error_body(b"<Error><Code>NoSuchKey</Code></Error>").unwrap().code.as_deref(), Some("NoSuchKey"));
+        assert_eq!(
+            parse_error_body(body.as_bytes()),
+            Some(ErrorBody {
+                code: Some("SignatureDoesNotMatch".into()),
+                message: Some("The request signature we calculated does not match <x>".into())
+            })
+        );
+        assert_eq!(
+            parse_error_body(b"<Error><Code>NoSuchKey</Code></Error>").unwrap().code.as_deref(),
+            Some("NoSuchKey")
+        );
         assert_eq!(parse_error_body(b"<Error></Error>"), Some(ErrorBody::default()));
     }
 
     #[test]
     fn non_error_bodies_are_none() {
-        for body in [&b""[..], b"<html><body>502 Bad Gateway</body></html>", b"Service Unavailable", b"<Error><Code>X</Code>", b"\xff\xfe"] {
+        for body in [
+            &b""[..],
+            b"<html><body>502 Bad Gateway</body></html>",
+            b"Service Unavailable",
+            b"<Error><Code>X</Code>",
+            b"\xff\xfe",
+        ] {
             assert_eq!(parse_error_body(body), None, "{body:?}");
         }
     }
@@ -343,7 +361,18 @@ mod tests {
         assert_eq!(decode_entities("&amp;&lt;&gt;&quot;&apos;").unwrap(), "&<>\"'");
         assert_eq!(decode_entities("&#65;&#x42;&#X43;&#x1F600;").unwrap(), "ABC😀");
         assert_eq!(decode_entities("plain").unwrap(), "plain");
-        for bad in ["&nbsp;", "&#xD800;", "&#x110000;", "&#0;", "&#;", "&#x;", "&#+5;", "&amp", "& b", "&#99999999999999999999;"] {
+        for bad in [
+            "&nbsp;",
+            "&#xD800;",
+            "&#x110000;",
+            "&#0;",
+            "&#;",
+            "&#x;",
+            "&#+5;",
+            "&amp",
+            "& b",
+            "&#99999999999999999999;",
+        ] {
             let err = decode_entities(bad).unwrap_err();
             assert_eq!((err.kind, err.code.as_deref()), (FailureKind::Fatal, Some("MalformedResponse")), "{bad}");
         }
@@ -385,7 +414,12 @@ mod tests {
         ];
         for body in cases {
             let err = parse_list_objects_v2(body).unwrap_err();
-            assert_eq!((err.kind, err.code.as_deref()), (FailureKind::Fatal, Some("MalformedResponse")), "{:?}", String::from_utf8_lossy(body));
+            assert_eq!(
+                (err.kind, err.code.as_deref()),
+                (FailureKind::Fatal, Some("MalformedResponse")),
+                "{:?}",
+                String::from_utf8_lossy(body)
+            );
         }
     }
 
@@ -399,7 +433,8 @@ mod tests {
 
     #[test]
     fn attributes_with_gt_and_namespaces_are_fine() {
-        let body = "<s3:ListBucketResult a='x>y' b=\"<\"><s3:Contents><s3:Key>k</s3:Key></s3:Contents></s3:ListBucketResult>";
+        let body =
+            "<s3:ListBucketResult a='x>y' b=\"<\"><s3:Contents><s3:Key>k</s3:Key></s3:Contents></s3:ListBucketResult>";
         assert_eq!(parse_list_objects_v2(body.as_bytes()).unwrap().keys, ["k"]);
     }
 
