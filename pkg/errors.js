@@ -1,25 +1,27 @@
 // The error classes of fencepost. Every error the library throws is a FencepostError with a stable
-// `code`; errors thrown by your own callbacks (stateFn, update, cooperativeWrite…) reach you
-// unchanged instead.
+// `code` (an own, enumerable property, so it survives JSON.stringify, structuredClone and spreads);
+// errors thrown by your own callbacks (stateFn, update, cooperativeWrite…) reach you unchanged.
 
 export class FencepostError extends Error {
-  constructor(message, options) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-  get code() {
-    return "FENCEPOST_ERROR";
+  static code = "FENCEPOST_ERROR";
+
+  /** @param {string} message @param {object} [details] extra fields: key, reason, status… */
+  constructor(message, details) {
+    super(message);
+    Object.defineProperty(this, "name", { value: new.target.name, configurable: true, writable: true });
+    this.code = new.target.code;
+    if (details) Object.assign(this, details);
   }
 }
 
 /** The lease handle no longer names the current ownership period: stop and discard the work. */
 export class LeaseLost extends FencepostError {
-  get code() { return "LEASE_LOST"; }
+  static code = "LEASE_LOST";
 }
 
 /** A compare-and-swap loop ran out of attempts. */
 export class ConflictError extends FencepostError {
-  get code() { return "CONFLICT"; }
+  static code = "CONFLICT";
 }
 
 /**
@@ -28,30 +30,30 @@ export class ConflictError extends FencepostError {
  * the HTTP status when there was a response.
  */
 export class StorageError extends FencepostError {
-  get code() { return this.s3Code ?? "STORAGE_ERROR"; }
+  static code = "STORAGE_ERROR";
 }
 
 /** A write's response was lost and reading back could not prove whether it landed. */
 export class AmbiguousWriteError extends StorageError {
-  get code() { return "AMBIGUOUS_WRITE"; }
+  static code = "AMBIGUOUS_WRITE";
 }
 
 /** Bad input: rejected before anything was written. */
 export class InvalidArgument extends FencepostError {
-  get code() { return "INVALID_ARGUMENT"; }
+  static code = "INVALID_ARGUMENT";
 }
 
 /** `objects.waitFor` timed out. */
 export class TimeoutError extends FencepostError {
-  get code() { return "TIMEOUT"; }
+  static code = "TIMEOUT";
 }
 
 /** `doc.update` found no document and was given no `create` value. */
 export class NotFoundError extends FencepostError {
-  get code() { return "NOT_FOUND"; }
+  static code = "NOT_FOUND";
 }
 
 /** A stored object is not what fencepost expects (not JSON, not a lease document). Nothing was written. */
 export class CorruptObjectError extends FencepostError {
-  get code() { return "CORRUPT"; }
+  static code = "CORRUPT";
 }

@@ -2,7 +2,7 @@
 // (no fetch, no eval), which is instantiated synchronously.
 import wasmModule from "./fencepost_bg.wasm";
 import { initSync } from "./fencepost.js";
-import { install } from "./api.js";
+import { install } from "./install.js";
 
 initSync({ module: wasmModule });
 install();

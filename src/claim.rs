@@ -6,7 +6,6 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::fencepost::{Fencepost, checked};
 use crate::json;
-use crate::keys::validate_key;
 
 /// Attempts when the key keeps vanishing between a lost put and the read-back.
 const CLAIM_ATTEMPTS: u32 = 8;
@@ -23,7 +22,7 @@ pub struct Claim {
 impl Fencepost {
     /// Claim `key` for `value`. Requests: 1 when won, 2 when lost.
     pub async fn claim(&self, key: &str, value: Value) -> Result<Claim> {
-        validate_key(key)?;
+        self.objects.check_key(key)?;
         let value = checked(value)?;
         let body = json::to_canonical(&value);
         for _ in 0..CLAIM_ATTEMPTS {

@@ -5,7 +5,6 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::fencepost::{Fencepost, Transition, checked};
 use crate::json;
-use crate::keys::validate_key;
 use crate::objects::Objects;
 
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
@@ -26,7 +25,7 @@ pub struct Doc {
 
 impl Fencepost {
     pub fn doc(&self, key: &str) -> Result<Doc> {
-        validate_key(key)?;
+        self.objects.check_key(key)?;
         Ok(Doc { objects: self.objects.clone(), key: key.to_owned() })
     }
 }

@@ -49,7 +49,7 @@ impl Error {
             Error::InvalidArgument(_) => "INVALID_ARGUMENT",
             Error::LeaseLost { .. } => "LEASE_LOST",
             Error::Conflict { .. } => "CONFLICT",
-            Error::Storage(_) => "STORAGE",
+            Error::Storage(_) => "STORAGE_ERROR",
             Error::AmbiguousWrite { .. } => "AMBIGUOUS_WRITE",
             Error::Timeout { .. } => "TIMEOUT",
             Error::NotFound { .. } => "NOT_FOUND",

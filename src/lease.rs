@@ -13,7 +13,6 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::fencepost::{Fencepost, Transition, checked, validate_holder, validate_ttl};
 use crate::json;
-use crate::keys::validate_key;
 use crate::objects::Objects;
 use crate::store::{StoredObject, WriteMeta};
 use crate::time::Timestamp;
@@ -25,6 +24,8 @@ const ACQUIRE_ATTEMPTS: u32 = 8;
 const HANDLE_PATIENCE: u32 = 10;
 /// `cooperative_write` attempts.
 const COOPERATIVE_ATTEMPTS: u32 = 10;
+/// Epochs stay exact in every JSON reader, JS's included (2^53 - 1).
+pub const MAX_EPOCH: u64 = 9_007_199_254_740_991;
 
 /// The stored lease document.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +47,8 @@ impl LeaseDoc {
             Some(Value::Number(n)) => n
                 .as_u64()
                 .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 9.0e15).map(|f| f as u64))
-                .ok_or_else(|| bad("epoch is not a non-negative integer"))?,
+                .filter(|e| *e <= MAX_EPOCH)
+                .ok_or_else(|| bad("epoch is not an integer from 0 to 2^53-1"))?,
             _ => return Err(bad("epoch is missing or not a number")),
         };
         let holder = match map.get("holder") {
@@ -145,7 +147,7 @@ impl Fencepost {
         options: LeaseOptions,
         mut state_fn: Option<&mut Transition<'_>>,
     ) -> Result<Option<Lease>> {
-        validate_key(key)?;
+        self.objects.check_key(key)?;
         validate_ttl(options.ttl)?;
         let holder = match options.holder {
             Some(h) => {
@@ -160,13 +162,15 @@ impl Fencepost {
                 None => (0, Value::Null, None),
                 Some(obj) => {
                     let doc = LeaseDoc::parse(key, &obj.body)?;
-                    let now = self.objects.clock().now();
+                    let now = self.objects.now()?;
                     let ours = doc.holder.as_deref() == Some(holder.as_str());
                     let expired = doc.is_expired(now);
                     if !ours && (!expired || !options.steal_if_expired) {
                         return Ok(None);
                     }
-                    let next = doc.epoch.checked_add(1).ok_or_else(|| Error::corrupt(key, "epoch overflow"))?;
+                    let next = doc.epoch.checked_add(1).filter(|e| *e <= MAX_EPOCH).ok_or_else(|| {
+                        Error::corrupt(key, "the next epoch would exceed 2^53-1, which JS numbers cannot carry exactly")
+                    })?;
                     (next - 1, doc.state, Some(obj))
                 }
             };
@@ -177,7 +181,7 @@ impl Fencepost {
             let doc = LeaseDoc {
                 epoch: epoch + 1,
                 holder: Some(holder.clone()),
-                deadline_at: self.objects.clock().now().plus_secs(options.ttl),
+                deadline_at: self.objects.deadline_in(options.ttl)?,
                 state,
             };
             let body = doc.encode();
@@ -195,12 +199,12 @@ impl Fencepost {
     /// Re-attach to the current ownership period of `holder`: one read, nothing written. `None`
     /// when the lease is absent, released, held by someone else, or expired.
     pub async fn attach_lease(&self, key: &str, holder: &str, ttl: f64) -> Result<Option<Lease>> {
-        validate_key(key)?;
+        self.objects.check_key(key)?;
         validate_holder(holder)?;
         validate_ttl(ttl)?;
         let Some(obj) = self.objects.read(key).await? else { return Ok(None) };
         let doc = LeaseDoc::parse(key, &obj.body)?;
-        if doc.holder.as_deref() != Some(holder) || doc.is_expired(self.objects.clock().now()) {
+        if doc.holder.as_deref() != Some(holder) || doc.is_expired(self.objects.now()?) {
             return Ok(None);
         }
         Ok(Some(Lease::from_write(&self.objects, key, ttl, doc, Some(obj.etag), obj.meta)))
@@ -210,7 +214,7 @@ impl Fencepost {
     /// deadline are preserved and the holder is not fenced. `None` when there is no lease document.
     /// Requests: 2.
     pub async fn cooperative_write(&self, key: &str, f: &mut Transition<'_>) -> Result<Option<Value>> {
-        validate_key(key)?;
+        self.objects.check_key(key)?;
         for _ in 0..COOPERATIVE_ATTEMPTS {
             let Some(obj) = self.objects.read(key).await? else { return Ok(None) };
             let mut doc = LeaseDoc::parse(key, &obj.body)?;
@@ -271,10 +275,9 @@ impl Lease {
 
     /// Extend the deadline to now + ttl, keeping the state (absorbing any cooperative write).
     pub async fn renew(&self) -> Result<()> {
-        let now = self.objects.clock().now();
-        let ttl = self.ttl;
+        let deadline_at = self.objects.deadline_in(self.ttl)?;
         self.guarded_write(false, &mut |v: &View| {
-            let p = Proposal { keep_holder: true, deadline_at: now.plus_secs(ttl), state: v.state.clone() };
+            let p = Proposal { keep_holder: true, deadline_at, state: v.state.clone() };
             Box::pin(async move { Ok(p) })
         })
         .await
@@ -306,7 +309,7 @@ impl Lease {
     /// current one, cooperative writes included). The document stays, so epochs keep increasing.
     pub async fn release(&self, final_state: Option<Value>) -> Result<()> {
         let final_state = final_state.map(checked).transpose()?;
-        let now = self.objects.clock().now();
+        let now = self.objects.now()?;
         self.guarded_write(true, &mut |v: &View| {
             let state = final_state.clone().unwrap_or_else(|| v.state.clone());
             Box::pin(async move { Ok(Proposal { keep_holder: false, deadline_at: now, state }) })

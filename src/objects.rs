@@ -20,8 +20,11 @@ use crate::store::{
     FailureKind, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, TOKEN_HISTORY, WriteMeta,
     normalize_etag,
 };
-use crate::time::Clock;
+use crate::time::{Clock, Timestamp};
 use crate::token::{random_token, random_unit};
+
+/// `wait_for` polls at most this often (seconds).
+pub const MIN_POLL_INTERVAL: f64 = 0.05;
 
 /// A write that landed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,15 +73,42 @@ impl Objects {
         Ok(Objects { store, clock, retry })
     }
 
-    pub fn clock(&self) -> &dyn Clock {
-        &*self.clock
+    /// Now, from the configured clock; an error when a user-supplied clock fails or gives a time
+    /// the wire format cannot carry (years 1–9999), rather than a silent fallback.
+    pub fn now(&self) -> Result<Timestamp> {
+        let now = self.clock.try_now()?;
+        if now.is_on_wire() {
+            Ok(now)
+        } else {
+            Err(Error::invalid("the clock returned a time outside the years 1-9999"))
+        }
+    }
+
+    /// A deadline `secs` from now that the wire format can carry.
+    pub(crate) fn deadline_in(&self, secs: f64) -> Result<Timestamp> {
+        let at = self.now()?.plus_secs(secs);
+        if at.is_on_wire() { Ok(at) } else { Err(Error::invalid("the deadline would fall after the year 9999")) }
+    }
+
+    /// Key rules (SPEC) plus the store's own budget: a store prefix uses up part of S3's and R2's
+    /// 1024 bytes, so an over-long key is an `InvalidArgument` here rather than a refusal there.
+    pub fn check_key(&self, key: &str) -> Result<()> {
+        validate_key(key)?;
+        let budget = self.store.max_key_bytes();
+        if key.len() > budget {
+            return Err(Error::invalid(format!(
+                "key is {} bytes; with this store's prefix the limit is {budget} UTF-8 bytes",
+                key.len()
+            )));
+        }
+        Ok(())
     }
 
     // ---- the public layer-0 API: validates keys, then the same paths layer 1 uses ----
 
     /// The current version of `key`, or `None`.
     pub async fn get(&self, key: &str) -> Result<Option<StoredObject>> {
-        validate_key(key)?;
+        self.check_key(key)?;
         self.read(key).await
     }
 
@@ -86,7 +116,7 @@ impl Objects {
     /// An `IfMatch` etag may be given as fencepost hands it out or as an HTTP `ETag` header value
     /// (quoted, or weak `W/"…"`); `*` and empty etags are refused, since stores disagree on them.
     pub async fn put(&self, key: &str, data: &[u8], precondition: Precondition) -> Result<Option<Written>> {
-        validate_key(key)?;
+        self.check_key(key)?;
         let precondition = match precondition {
             Precondition::IfMatch(etag) => {
                 let etag = normalize_etag(&etag);
@@ -102,7 +132,7 @@ impl Objects {
 
     /// Delete `key`; a missing key is a no-op.
     pub async fn delete(&self, key: &str) -> Result<()> {
-        validate_key(key)?;
+        self.check_key(key)?;
         self.retrying(|| self.store.delete(key)).await
     }
 
@@ -114,14 +144,15 @@ impl Objects {
 
     /// Poll until `key` exists (and, with `changed_from`, has another etag); one GET per poll.
     pub async fn wait_for(&self, key: &str, options: &WaitOptions) -> Result<StoredObject> {
-        validate_key(key)?;
+        self.check_key(key)?;
         for (name, v) in [("timeout", options.timeout), ("pollInterval", options.poll_interval)] {
             if !v.is_finite() || v < 0.0 {
                 return Err(Error::invalid(format!("{name} must be a finite number of seconds >= 0")));
             }
         }
-        let poll = options.poll_interval.max(0.001);
-        let deadline = self.clock.now().plus_secs(options.timeout);
+        // A floor on the interval: a zero interval would spin through a Worker's subrequests.
+        let poll = options.poll_interval.max(MIN_POLL_INTERVAL);
+        let deadline = self.now()?.plus_secs(options.timeout);
         // A hard cap on polls as well, so a clock that does not advance cannot make this loop
         // forever (one GET per poll; t = 0, poll, 2·poll, … timeout).
         let max_polls = (options.timeout / poll).ceil().min(1e6) as u64 + 1;
@@ -131,7 +162,7 @@ impl Objects {
                     return Ok(obj);
                 }
             }
-            let remaining = (deadline.0 - self.clock.now().0) as f64 / 1e6;
+            let remaining = (deadline.0 - self.now()?.0) as f64 / 1e6;
             if remaining <= 0.0 {
                 break;
             }

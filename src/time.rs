@@ -11,6 +11,16 @@ use crate::LocalBoxFuture;
 pub struct Timestamp(pub i64);
 
 impl Timestamp {
+    /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z: what the wire format (and Python's
+    /// `datetime`) can express.
+    pub const WIRE_MIN: Timestamp = Timestamp(-62_135_596_800_000_000);
+    pub const WIRE_MAX: Timestamp = Timestamp(253_402_300_799_999_999);
+
+    /// Can this instant be written as `YYYY-MM-DDTHH:MM:SS.ffffffZ`?
+    pub fn is_on_wire(self) -> bool {
+        (Self::WIRE_MIN..=Self::WIRE_MAX).contains(&self)
+    }
+
     pub fn from_secs_f64(secs: f64) -> Self {
         Timestamp((secs * 1_000_000.0).round() as i64)
     }
@@ -147,6 +157,10 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 /// retries and `wait_for` polls wait with `sleep()`.
 pub trait Clock {
     fn now(&self) -> Timestamp;
+    /// `now()` for clocks that can fail (a user-supplied function); the error reaches the caller.
+    fn try_now(&self) -> crate::Result<Timestamp> {
+        Ok(self.now())
+    }
     fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()>;
 }
 

@@ -171,4 +171,8 @@ impl ObjectStore for FaultStore {
     async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
         self.run(Op::List, self.inner.list(prefix)).await
     }
+
+    fn max_key_bytes(&self) -> usize {
+        self.inner.max_key_bytes()
+    }
 }

@@ -141,6 +141,12 @@ pub trait ObjectStore {
     async fn delete(&self, key: &str) -> StoreResult<()>;
     /// Every key under `prefix`, ascending, all pages.
     async fn list(&self, prefix: &str) -> StoreResult<Vec<String>>;
+
+    /// The longest key (UTF-8 bytes) this store can take: S3 and R2 allow 1024 bytes including
+    /// the store prefix, so a prefix uses up part of the budget.
+    fn max_key_bytes(&self) -> usize {
+        crate::keys::MAX_KEY_BYTES
+    }
 }
 
 /// Strip the quotes (and weak marker) S3 puts around an ETag; R2 bindings give it bare.

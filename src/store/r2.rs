@@ -171,4 +171,8 @@ impl ObjectStore for R2Store {
         keys.sort();
         Ok(keys)
     }
+
+    fn max_key_bytes(&self) -> usize {
+        crate::keys::MAX_KEY_BYTES.saturating_sub(self.prefix.len())
+    }
 }

@@ -40,13 +40,18 @@ async fn settle(v: JsValue) -> std::result::Result<JsValue, JsValue> {
 }
 
 /// A JS function as a core transition: JSON in, the callback (sync or async) called, JSON out.
-/// Whatever the callback throws reaches the caller unchanged.
+/// Whatever the callback throws reaches the caller unchanged. With a schema, the callback only
+/// ever sees a valid value (the schema's output), and its result is validated before the write.
 fn js_transition(f: js_sys::Function, what: &'static str, schema: Option<JsValue>) -> Box<Transition<'static>> {
     Box::new(move |value: Value| {
         let f = f.clone();
         let schema = schema.clone();
         Box::pin(async move {
-            let out = f.call1(&JsValue::UNDEFINED, &value_to_js(&value)).map_err(callback)?;
+            let mut input = value_to_js(&value);
+            if let Some(schema) = &schema {
+                input = validate(schema, input).await.map_err(callback)?;
+            }
+            let out = f.call1(&JsValue::UNDEFINED, &input).map_err(callback)?;
             let mut out = settle(out).await.map_err(callback)?;
             if let Some(schema) = &schema {
                 out = validate(schema, out).await.map_err(callback)?;
@@ -79,15 +84,21 @@ async fn validate(schema: &JsValue, value: JsValue) -> std::result::Result<JsVal
 }
 
 /// A clock whose "now" comes from a JS function (`options.now`, for tests and simulations); waits
-/// are real.
+/// are real. A failing or nonsensical clock is an error, never silently replaced by another time.
 struct JsClock(js_sys::Function);
 
 impl Clock for JsClock {
     fn now(&self) -> Timestamp {
-        let v = self.0.call0(&JsValue::UNDEFINED).unwrap_or(JsValue::UNDEFINED);
-        let millis = v.as_f64().or_else(|| v.dyn_ref::<js_sys::Date>().map(|d| d.get_time())).filter(|m| m.is_finite());
-        // A broken clock function must not break the lease protocol's notion of time entirely.
-        millis.map_or_else(|| SystemClock.now(), |m| Timestamp((m * 1000.0) as i64))
+        self.try_now().unwrap_or_else(|_| SystemClock.now())
+    }
+
+    fn try_now(&self) -> Result<Timestamp> {
+        let v = self.0.call0(&JsValue::UNDEFINED).map_err(callback)?;
+        let millis = v.as_f64().or_else(|| v.dyn_ref::<js_sys::Date>().map(|d| d.get_time()));
+        match millis {
+            Some(m) if m.is_finite() => Ok(Timestamp((m * 1000.0).round() as i64)),
+            _ => Err(Error::invalid("options.now() must return a finite number of milliseconds or a valid Date")),
+        }
     }
 
     fn sleep(&self, secs: f64) -> crate::LocalBoxFuture<'static, ()> {
@@ -269,6 +280,21 @@ impl JsLease {
         self.inner.is_released()
     }
 
+    /// A plain snapshot for logs (`JSON.stringify(lease)`), without the holder token: it is a
+    /// credential (whoever knows it can attach).
+    #[wasm_bindgen(js_name = toJSON)]
+    pub fn to_json(&self) -> JsValue {
+        object(&[
+            ("key", self.key().into()),
+            ("epoch", self.epoch().into()),
+            ("ttl", self.ttl().into()),
+            ("state", self.state()),
+            ("deadlineAt", self.deadline_at().to_iso_string().into()),
+            ("etag", self.etag().map_or(JsValue::NULL, JsValue::from)),
+            ("released", self.released().into()),
+        ])
+    }
+
     /// deadline = now + ttl; the state is kept (cooperative writes absorbed).
     pub fn renew(&self) -> Promise {
         let l = self.inner.clone();
@@ -345,7 +371,8 @@ impl JsDoc {
                 Some(n) if n.fract() == 0.0 && (1.0..=1000.0).contains(&n) => n as u32,
                 Some(_) => return Err(Error::invalid("update options.maxAttempts must be an integer from 1 to 1000")),
             };
-            // With a schema, `fn`'s result is validated (and transformed) before it is written.
+            // With a schema, `fn` sees the validated value (stored or `create`) and its result is
+            // validated (and transformed) before it is written.
             let mut f = js_transition(user, "update's result", schema);
             Ok(value_to_js(&doc.update(&mut *f, create, max_attempts).await?))
         })

@@ -33,8 +33,8 @@ fn convert(v: &JsValue, path: &str, ancestors: &mut Vec<JsValue>) -> Result<Valu
     if let Some(f) = v.as_f64() {
         return number(f).ok_or_else(|| bad(&format!("is {f}, which JSON cannot represent")));
     }
-    if let Some(s) = v.as_string() {
-        return Ok(Value::String(s));
+    if let Some(s) = js_str(v) {
+        return s.map(Value::String).map_err(|m| bad(&m));
     }
     if v.is_bigint() {
         return Err(bad("is a BigInt, which JSON cannot represent (convert it to a string or number)"));
@@ -88,7 +88,9 @@ fn convert(v: &JsValue, path: &str, ancestors: &mut Vec<JsValue>) -> Result<Valu
             let obj: &Object = v.unchecked_ref();
             let mut map = Map::new();
             for key in Object::keys(obj).iter() {
-                let k = key.as_string().unwrap_or_default();
+                let k = js_str(&key)
+                    .unwrap_or_else(|| Ok(String::new()))
+                    .map_err(|m| bad(&format!("has a key that {m}")))?;
                 let item = Reflect::get(v, &key).map_err(|_| bad(&format!("property {k:?} could not be read")))?;
                 if item.is_undefined() {
                     continue;
@@ -103,16 +105,33 @@ fn convert(v: &JsValue, path: &str, ancestors: &mut Vec<JsValue>) -> Result<Valu
     result
 }
 
-/// Integers stay integers (so `5` encodes as `5`, as Python writes it); other numbers are floats.
+/// Integral numbers are written as integers, as `JSON.stringify` and Python write them (every
+/// integral f64 below 2^64 is exact in i64/u64); other numbers as floats.
 fn number(f: f64) -> Option<Value> {
     if !f.is_finite() {
         return None;
     }
-    if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+    if f.fract() == 0.0 {
         // -0 becomes 0, as JSON.stringify does.
-        return Some(Value::Number(Number::from(f as i64)));
+        if (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&f) {
+            return Some(Value::Number(Number::from(f as i64)));
+        }
+        if (0.0..1.844_674_407_370_955_2e19).contains(&f) {
+            return Some(Value::Number(Number::from(f as u64)));
+        }
     }
     Number::from_f64(f).map(Value::Number)
+}
+
+/// A JS string as a Rust string: `None` if `v` is not a string, an error for lone surrogates
+/// (Rust strings are Unicode; converting would silently turn them into U+FFFD, so two different
+/// keys could become one).
+fn js_str(v: &JsValue) -> Option<std::result::Result<String, String>> {
+    let s = v.dyn_ref::<js_sys::JsString>()?;
+    if !s.is_valid_utf16() {
+        return Some(Err("contains a lone surrogate (not valid Unicode)".into()));
+    }
+    Some(s.as_string().ok_or_else(|| "is not a string".into()))
 }
 
 /// JSON → a fresh JS value.
@@ -128,8 +147,8 @@ pub fn bytes_to_js(bytes: &[u8]) -> JsValue {
 /// Object data for `objects.put`: a `Uint8Array`, an `ArrayBuffer` (or a view of one), or a string
 /// (stored as UTF-8).
 pub fn js_to_bytes(v: &JsValue) -> Result<Vec<u8>> {
-    if let Some(s) = v.as_string() {
-        return Ok(s.into_bytes());
+    if let Some(s) = js_str(v) {
+        return s.map(String::into_bytes).map_err(|m| Error::invalid(format!("data {m}")));
     }
     if let Some(a) = v.dyn_ref::<Uint8Array>() {
         return Ok(a.to_vec());
@@ -188,7 +207,11 @@ impl<'a> Opts<'a> {
         if v.is_undefined() || v.is_null() {
             return Ok(None);
         }
-        v.as_string().map(Some).ok_or_else(|| self.err(name, "a string"))
+        match js_str(&v) {
+            Some(Ok(s)) => Ok(Some(s)),
+            Some(Err(m)) => Err(Error::invalid(format!("{}.{name} {m}", self.what))),
+            None => Err(self.err(name, "a string")),
+        }
     }
 
     pub fn boolean(&self, name: &str) -> Result<Option<bool>> {
@@ -218,7 +241,10 @@ impl<'a> Opts<'a> {
 }
 
 pub fn require_string(v: &JsValue, what: &str) -> Result<String> {
-    v.as_string().ok_or_else(|| Error::invalid(format!("{what} must be a string")))
+    match js_str(v) {
+        Some(s) => s.map_err(|m| Error::invalid(format!("{what} {m}"))),
+        None => Err(Error::invalid(format!("{what} must be a string"))),
+    }
 }
 
 pub fn require_function(v: &JsValue, what: &str) -> Result<js_sys::Function> {

@@ -44,11 +44,44 @@ pub fn to_js(e: Error) -> JsValue {
     };
     let message = e.to_string();
     let name = class_name(&e);
+    let details = js_sys::Object::new();
+    let detail = |k: &str, v: JsValue| {
+        if !v.is_undefined() {
+            set(&details, k, &v);
+        }
+    };
+    match &e {
+        Error::LeaseLost { key, reason } => {
+            detail("key", key.into());
+            detail("reason", reason.into());
+        }
+        Error::Conflict { key, attempts } => {
+            detail("key", key.into());
+            detail("attempts", (*attempts).into());
+        }
+        // SPEC: StorageError carries the S3 error code (as its `code`) and the HTTP status.
+        Error::Storage(f) => {
+            detail("code", f.code.clone().map_or(JsValue::UNDEFINED, JsValue::from));
+            detail("s3Code", f.code.clone().map_or(JsValue::UNDEFINED, JsValue::from));
+            detail("status", f.status.map_or(JsValue::UNDEFINED, JsValue::from));
+        }
+        Error::AmbiguousWrite { key, .. } | Error::NotFound { key } | Error::Corrupt { key, .. } => {
+            detail("key", key.into());
+        }
+        Error::Timeout { key, seconds } => {
+            detail("key", key.into());
+            detail("timeout", (*seconds).into());
+        }
+        Error::InvalidArgument(_) | Error::Callback(_) => {}
+    }
     let ctor = CLASSES.with(|c| c.borrow().as_ref().and_then(|m| Reflect::get(m, &name.into()).ok()));
-    let err: JsValue = match ctor.and_then(|c| c.dyn_into::<js_sys::Function>().ok()) {
-        Some(ctor) => Reflect::construct(&ctor, &js_sys::Array::of1(&message.clone().into()))
-            .unwrap_or_else(|_| js_sys::Error::new(&message).into()),
+    let constructed = ctor
+        .and_then(|c| c.dyn_into::<js_sys::Function>().ok())
+        .and_then(|ctor| Reflect::construct(&ctor, &js_sys::Array::of2(&message.clone().into(), &details)).ok());
+    match constructed {
+        Some(err) => err,
         None => {
+            // No classes installed (wasm unit tests): an Error with the same name, code and fields.
             let plain = js_sys::Error::new(&message);
             plain.set_name(name);
             let code = match &e {
@@ -56,29 +89,10 @@ pub fn to_js(e: Error) -> JsValue {
                 other => other.code().to_owned(),
             };
             set(&plain, "code", &code.into());
+            let _ = js_sys::Object::assign(plain.unchecked_ref(), &details);
             plain.into()
         }
-    };
-    let details: Vec<(&str, JsValue)> = match &e {
-        Error::LeaseLost { key, reason } => vec![("key", key.into()), ("reason", reason.into())],
-        Error::Conflict { key, attempts } => vec![("key", key.into()), ("attempts", (*attempts).into())],
-        // SPEC: StorageError carries the S3 error code (its `code`) and the HTTP status.
-        Error::Storage(f) => vec![
-            ("s3Code", f.code.clone().map_or(JsValue::UNDEFINED, JsValue::from)),
-            ("status", f.status.map_or(JsValue::UNDEFINED, JsValue::from)),
-        ],
-        Error::AmbiguousWrite { key, .. } | Error::NotFound { key } | Error::Corrupt { key, .. } => {
-            vec![("key", key.into())]
-        }
-        Error::Timeout { key, seconds } => vec![("key", key.into()), ("timeout", (*seconds).into())],
-        Error::InvalidArgument(_) | Error::Callback(_) => vec![],
-    };
-    for (k, v) in details {
-        if !v.is_undefined() {
-            set(&err, k, &v);
-        }
     }
-    err
 }
 
 fn set(target: &JsValue, key: &str, value: &JsValue) {

@@ -77,6 +77,9 @@ export function cases(env) {
     }
     eq([new lib.LeaseLost("x").code, new lib.ConflictError("x").code, new lib.InvalidArgument("x").code],
       ["LEASE_LOST", "CONFLICT", "INVALID_ARGUMENT"], "stable codes");
+    const e = await rejects(new lib.Fencepost(lib.memoryStore()).claim("log/x", 1), lib.InvalidArgument, "reserved");
+    eq(JSON.parse(JSON.stringify(e)).code, "INVALID_ARGUMENT", "code survives JSON.stringify (an own property)");
+    eq(e.name, "InvalidArgument", "name");
   });
 
   // ------------------------------------------------------------------ claim
@@ -106,11 +109,11 @@ export function cases(env) {
     cyclic.self = cyclic;
     for (const [what, value] of [["BigInt", 10n], ["cycle", cyclic], ["function", () => 1], ["NaN", NaN],
       ["Infinity", { x: Infinity }], ["nested BigInt", { a: [1, 2n] }], ["undefined", undefined], ["Map", new Map()],
-      ["symbol", Symbol("s")]]) {
+      ["symbol", Symbol("s")], ["lone surrogate", "a\ud800b"], ["lone surrogate key", { "\udc00": 1 }]]) {
       await rejects(w.db.claim("k", value), lib.InvalidArgument, `claim(${what})`);
       await rejects(w.db.doc("d").update(() => value, { create: 1 }), lib.InvalidArgument, `doc.update → ${what}`);
     }
-    for (const key of ["", "log/x", "snapshots/1", "logs/a", "txapplied/t", "a/../b", "./a", "a\nb", "x".repeat(1025), 42, null]) {
+    for (const key of ["", "log/x", "snapshots/1", "logs/a", "txapplied/t", "a/../b", "./a", "a\nb", "x".repeat(1025), 42, null, "x\ud800"]) {
       await rejects(w.db.claim(key, 1), lib.InvalidArgument, `key ${JSON.stringify(key)}`);
     }
     for (const ttl of [0, -1, NaN, Infinity, "10", undefined]) {
@@ -124,10 +127,33 @@ export function cases(env) {
     assert((() => { try { new lib.Fencepost({}); } catch (e) { return e instanceof lib.InvalidArgument; } })(), "a non-store is an InvalidArgument");
   });
 
-  test("Date values encode through toJSON, like JSON.stringify", async () => {
+  test("Date values encode through toJSON; integral numbers are written as integers", async () => {
     const w = world(env);
     const c = await w.db.claim("when", { at: new Date(Date.UTC(2026, 0, 2)) });
     eq(c.value, { at: "2026-01-02T00:00:00.000Z" }, "ISO string");
+    await w.db.claim("big", [2 ** 53, -(2 ** 60), 1.5, 1e21]);
+    eq(await w.text("big"), "[9007199254740992,-1152921504606846976,1.5,1e+21]", "as JSON.stringify and Python write them");
+  });
+
+  test("a key within SPEC's rules but over the store's budget (prefix included) is an InvalidArgument", async () => {
+    const w = world(env);
+    try {
+      const c = await w.db.claim("k".repeat(1024), 1); // fits with no store prefix
+      eq(c.won, true, "claimed");
+    } catch (e) {
+      assert(e instanceof lib.InvalidArgument, `not a StorageError: ${e?.name} ${e?.message}`);
+    }
+  });
+
+  test("a failing or nonsensical options.now is an error, not a silent fallback", async () => {
+    const store = env.makeStore();
+    const boom = new Error("clock broke");
+    let caught;
+    try { await new lib.Fencepost(store, { now: () => { throw boom; } }).lease("job", { ttl: 10 }); } catch (e) { caught = e; }
+    assert(caught === boom, "the clock's own error");
+    await rejects(new lib.Fencepost(store, { now: () => NaN }).lease("job", { ttl: 10 }), lib.InvalidArgument, "NaN");
+    await rejects(new lib.Fencepost(store, { now: () => 1e300 }).lease("job", { ttl: 10 }), lib.InvalidArgument, "year > 9999");
+    eq(await new lib.Fencepost(store).objects.list(), [], "nothing written");
   });
 
   // ------------------------------------------------------------------ lease
@@ -326,6 +352,11 @@ export function cases(env) {
       eq((await d.get()).value, { n: 1 }, "nothing written");
       await w.raw.put("typed", '{"n":1.5}');
       await rejects(d.get(), lib.InvalidArgument, "invalid stored value");
+      await rejects(d.update((v) => v), lib.InvalidArgument, "update validates what it read");
+      await w.raw.put("coerced", '{"n":"5"}');
+      const seen = [];
+      await w.db.doc("coerced", { schema: z.object({ n: z.coerce.number() }) }).update((v) => { seen.push(v); return v; });
+      eq(seen, [{ n: 5 }], "fn sees the schema's output");
     });
   }
   if (env.schemas?.valibot) {

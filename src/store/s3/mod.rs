@@ -518,6 +518,10 @@ impl ObjectStore for S3Store {
         }
         Err(response::malformed(&what, format!("still truncated after {MAX_LIST_PAGES} pages")))
     }
+
+    fn max_key_bytes(&self) -> usize {
+        crate::keys::MAX_KEY_BYTES.saturating_sub(self.config.prefix.len())
+    }
 }
 
 #[cfg(test)]
