@@ -34,6 +34,9 @@ pub struct LeaseDoc {
     pub holder: Option<String>,
     pub deadline_at: Timestamp,
     pub state: Value,
+    /// Fields fencepost does not know (another tool's, a later version's): carried through every
+    /// rewrite unchanged, so sharing a bucket never loses them.
+    pub extra: Map<String, Value>,
 }
 
 impl LeaseDoc {
@@ -65,11 +68,14 @@ impl LeaseDoc {
             _ => return Err(bad("deadline_at is missing or not a timestamp")),
         };
         let state = map.remove("state").unwrap_or(Value::Null);
-        Ok(LeaseDoc { epoch, holder, deadline_at, state })
+        for known in ["epoch", "holder", "deadline_at"] {
+            map.remove(known);
+        }
+        Ok(LeaseDoc { epoch, holder, deadline_at, state, extra: map })
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut map = Map::new();
+        let mut map = self.extra.clone();
         map.insert("epoch".into(), Value::from(self.epoch));
         map.insert("holder".into(), self.holder.clone().map_or(Value::Null, Value::String));
         map.insert("deadline_at".into(), Value::String(self.deadline_at.to_rfc3339()));
@@ -104,6 +110,7 @@ impl LeaseOptions {
 struct View {
     /// `None` when our last write is known to have landed but was since replaced: re-read first.
     etag: Option<String>,
+    extra: Map<String, Value>,
     meta: WriteMeta,
     deadline_at: Timestamp,
     state: Value,
@@ -158,8 +165,8 @@ impl Fencepost {
         };
         for _ in 0..ACQUIRE_ATTEMPTS {
             let current = self.objects.read(key).await?;
-            let (epoch, prior_state, base) = match &current {
-                None => (0, Value::Null, None),
+            let (epoch, prior_state, extra, base) = match &current {
+                None => (0, Value::Null, Map::new(), None),
                 Some(obj) => {
                     let doc = LeaseDoc::parse(key, &obj.body)?;
                     let now = self.objects.now()?;
@@ -171,7 +178,7 @@ impl Fencepost {
                     let next = doc.epoch.checked_add(1).filter(|e| *e <= MAX_EPOCH).ok_or_else(|| {
                         Error::corrupt(key, "the next epoch would exceed 2^53-1, which JS numbers cannot carry exactly")
                     })?;
-                    (next - 1, doc.state, Some(obj))
+                    (next - 1, doc.state, doc.extra, Some(obj))
                 }
             };
             let state = match state_fn.as_deref_mut() {
@@ -183,6 +190,7 @@ impl Fencepost {
                 holder: Some(holder.clone()),
                 deadline_at: self.objects.deadline_in(options.ttl)?,
                 state,
+                extra,
             };
             let body = doc.encode();
             let written = match base {
@@ -242,7 +250,14 @@ impl Lease {
             holder: doc.holder.unwrap_or_default(),
             epoch: doc.epoch,
             ttl,
-            view: RefCell::new(View { etag, meta, deadline_at: doc.deadline_at, state: doc.state, released: false }),
+            view: RefCell::new(View {
+                etag,
+                meta,
+                deadline_at: doc.deadline_at,
+                state: doc.state,
+                extra: doc.extra,
+                released: false,
+            }),
         }
     }
 
@@ -341,6 +356,7 @@ impl Lease {
                 holder: proposal.keep_holder.then(|| self.holder.clone()),
                 deadline_at: proposal.deadline_at,
                 state: proposal.state,
+                extra: view.extra.clone(),
             };
             match self.objects.replace(&self.key, &doc.encode(), &etag, &view.meta).await? {
                 Some(written) => {
@@ -350,6 +366,7 @@ impl Lease {
                         meta: written.meta,
                         deadline_at: doc.deadline_at,
                         state: doc.state.clone(),
+                        extra: doc.extra,
                         released: releasing,
                     };
                     return Ok(doc.state);
@@ -382,6 +399,7 @@ impl Lease {
         v.meta = meta;
         v.deadline_at = doc.deadline_at;
         v.state = doc.state;
+        v.extra = doc.extra;
         Ok(())
     }
 }
@@ -402,6 +420,10 @@ mod tests {
         let py = br#"{"deadline_at": "2026-01-01T00:00:30+00:00", "epoch": 7.0, "holder": null, "state": null}"#;
         let doc = LeaseDoc::parse("k", py).unwrap();
         assert!(doc.holder.is_none() && doc.epoch == 7);
+        // Fields of other tools survive a rewrite.
+        let more =
+            br#"{"deadline_at":"2026-01-01T00:00:30.000000Z","epoch":7,"holder":"h","owner_host":"py-1","state":null}"#;
+        assert_eq!(LeaseDoc::parse("k", more).unwrap().encode(), more);
     }
 
     /// No stored bytes can panic the parser: random bytes, and every single-byte mutation and

@@ -297,6 +297,23 @@ pub async fn lease_corrupt_document_is_typed_error_and_untouched(cx: Ctx) {
     assert_eq!(cx.take_counts().put, 0);
 }
 
+pub async fn lease_unknown_fields_survive_every_rewrite(cx: Ctx) {
+    // Another tool (CairnDB, a later fencepost) keeps its own field in the lease document.
+    cx.raw_put(
+        "job",
+        br#"{"deadline_at":"2025-01-01T00:00:00+00:00","epoch":4,"holder":null,"note":{"by":"py"},"state":1}"#,
+    )
+    .await;
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    assert_eq!(l.epoch(), 5);
+    cx.peer().cooperative_write("job", &mut *transition(add(1))).await.unwrap();
+    l.renew().await.unwrap();
+    l.release(None).await.unwrap();
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!(stored["note"], json!({"by": "py"}));
+    assert_eq!(stored["state"], json!({"count": 1}));
+}
+
 pub async fn lease_lost_acquire_response_still_holds(cx: Ctx) {
     cx.store.inject(Op::Put, Fault::LoseResponse);
     let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().expect("learns it holds the lease");

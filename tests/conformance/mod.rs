@@ -111,6 +111,7 @@ macro_rules! for_each_case {
             lease_race_has_exactly_one_acquirer,
             lease_state_fn_seeds_transitions_and_aborts,
             lease_corrupt_document_is_typed_error_and_untouched,
+            lease_unknown_fields_survive_every_rewrite,
             lease_lost_acquire_response_still_holds,
             lease_lost_renew_response_then_cooperative_write,
             cooperative_write_observed_on_renew_without_fencing,
