@@ -275,10 +275,15 @@ impl Objects {
             Precondition::IfAbsent => {
                 Resolution::Unknown("the key was created and rewritten too often to tell who created it".into())
             }
-            Precondition::IfMatch(etag) if current.etag == *etag => Resolution::NotLanded,
-            Precondition::IfMatch(_) => match base.and_then(|b| b.token.as_deref()) {
-                Some(base_token) if current.meta.contains(base_token) => Resolution::Lost,
-                _ => Resolution::Unknown("the key changed and its history does not say by whom".into()),
+            Precondition::IfMatch(etag) => match base.and_then(|b| b.token.as_deref()) {
+                // Still the very version we meant to replace (tokens are unique; an equal etag
+                // alone is not enough: equal bytes give equal etags): ours did not land.
+                Some(base_token) if current.meta.token.as_deref() == Some(base_token) && current.etag == *etag => {
+                    Resolution::NotLanded
+                }
+                // The version we meant to replace has a successor, and it is not ours.
+                Some(base_token) if current.meta.history.iter().any(|t| t == base_token) => Resolution::Lost,
+                _ => Resolution::Unknown("the key changed, or its provenance is not visible".into()),
             },
         })
     }

@@ -96,6 +96,21 @@ pub async fn doc_create_lost_response_without_visible_tokens_is_ambiguous(cx: Ct
     assert_eq!(cx.raw_body("n").await.unwrap(), b"1");
 }
 
+pub async fn doc_cas_lost_response_back_to_same_bytes_is_not_retried_blindly(cx: Ctx) {
+    // Our CAS lands, its response is lost, and another writer puts the old bytes back (same etag).
+    // Without visible tokens an equal etag proves nothing: retrying would apply ours twice.
+    let d = cx.db.doc("n").unwrap();
+    d.update(&mut *transition(Ok), Some(json!(0)), 10).await.unwrap();
+    cx.store.hide_write_meta(true);
+    let raw = cx.raw.clone();
+    cx.lose_put_response_then(async move {
+        raw.put("n", b"0", &Precondition::None, &Default::default()).await.unwrap();
+    });
+    let e = d.update(&mut *transition(|v| Ok(json!(v.as_i64().unwrap() + 1))), None, 10).await.unwrap_err();
+    assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
+    assert_eq!(cx.raw_body("n").await.unwrap(), b"0");
+}
+
 pub async fn claim_transport_error_before_landing_is_retried(cx: Ctx) {
     cx.store.inject(Op::Put, Fault::Transport);
     let c = cx.db.claim("k", json!(1)).await.unwrap();

@@ -97,6 +97,7 @@ macro_rules! for_each_case {
             claim_transport_error_before_landing_is_retried,
             claim_lost_response_without_visible_tokens_is_ambiguous,
             doc_create_lost_response_without_visible_tokens_is_ambiguous,
+            doc_cas_lost_response_back_to_same_bytes_is_not_retried_blindly,
             lease_fresh_has_epoch_one_and_random_holder,
             lease_held_returns_none_without_calling_state_fn,
             lease_renew_extends_deadline,
