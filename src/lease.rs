@@ -32,7 +32,9 @@ pub const MAX_EPOCH: u64 = 9_007_199_254_740_991;
 pub struct LeaseDoc {
     pub epoch: u64,
     pub holder: Option<String>,
-    pub deadline_at: Timestamp,
+    /// `None` only for a document without a holder (some writers release with a null deadline);
+    /// written back as null, so a rewrite never invents a time.
+    pub deadline_at: Option<Timestamp>,
     pub state: Value,
     /// Fields fencepost does not know (another tool's, a later version's): carried through every
     /// rewrite unchanged, so sharing a bucket never loses them.
@@ -49,7 +51,9 @@ impl LeaseDoc {
         let epoch = match map.get("epoch") {
             Some(Value::Number(n)) => n
                 .as_u64()
-                .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 9.0e15).map(|f| f as u64))
+                .or_else(|| {
+                    n.as_f64().filter(|f| f.fract() == 0.0 && (0.0..=MAX_EPOCH as f64).contains(f)).map(|f| f as u64)
+                })
                 .filter(|e| *e <= MAX_EPOCH)
                 .ok_or_else(|| bad("epoch is not an integer from 0 to 2^53-1"))?,
             _ => return Err(bad("epoch is missing or not a number")),
@@ -60,11 +64,13 @@ impl LeaseDoc {
             _ => return Err(bad("holder is missing or not a string or null")),
         };
         let deadline_at = match map.get("deadline_at") {
-            Some(Value::String(s)) => {
-                Timestamp::parse_rfc3339(s).ok_or_else(|| bad("deadline_at is not an RFC 3339 timestamp"))?
-            }
-            // A missing deadline can only mean "not held".
-            Some(Value::Null) if holder.is_none() => Timestamp(i64::MIN),
+            Some(Value::String(s)) => Some(
+                Timestamp::parse_rfc3339(s)
+                    .filter(|t| t.is_on_wire())
+                    .ok_or_else(|| bad("deadline_at is not an RFC 3339 timestamp in the years 1-9999"))?,
+            ),
+            // A null deadline can only mean "not held".
+            Some(Value::Null) if holder.is_none() => None,
             _ => return Err(bad("deadline_at is missing or not a timestamp")),
         };
         let state = map.remove("state").unwrap_or(Value::Null);
@@ -78,14 +84,20 @@ impl LeaseDoc {
         let mut map = self.extra.clone();
         map.insert("epoch".into(), Value::from(self.epoch));
         map.insert("holder".into(), self.holder.clone().map_or(Value::Null, Value::String));
-        map.insert("deadline_at".into(), Value::String(self.deadline_at.to_rfc3339()));
+        map.insert("deadline_at".into(), self.deadline_at.map_or(Value::Null, |t| Value::String(t.to_rfc3339())));
         map.insert("state".into(), self.state.clone());
         json::to_canonical(&Value::Object(map))
     }
 
+    /// The deadline of a held lease (`parse` refuses a holder without one); the earliest time for
+    /// an unheld document without a deadline.
+    fn deadline(&self) -> Timestamp {
+        self.deadline_at.unwrap_or(Timestamp::WIRE_MIN)
+    }
+
     /// SPEC: expired means no holder, or a deadline at or before now (inclusive).
     pub fn is_expired(&self, now: Timestamp) -> bool {
-        self.holder.is_none() || self.deadline_at <= now
+        self.holder.is_none() || self.deadline_at.is_none_or(|d| d <= now)
     }
 }
 
@@ -188,7 +200,7 @@ impl Fencepost {
             let doc = LeaseDoc {
                 epoch: epoch + 1,
                 holder: Some(holder.clone()),
-                deadline_at: self.objects.deadline_in(options.ttl)?,
+                deadline_at: Some(self.objects.deadline_in(options.ttl)?),
                 state,
                 extra,
             };
@@ -244,20 +256,14 @@ impl Lease {
         etag: Option<String>,
         meta: WriteMeta,
     ) -> Self {
+        let deadline_at = doc.deadline();
         Lease {
             objects: objects.clone(),
             key: key.to_owned(),
             holder: doc.holder.unwrap_or_default(),
             epoch: doc.epoch,
             ttl,
-            view: RefCell::new(View {
-                etag,
-                meta,
-                deadline_at: doc.deadline_at,
-                state: doc.state,
-                extra: doc.extra,
-                released: false,
-            }),
+            view: RefCell::new(View { etag, meta, deadline_at, state: doc.state, extra: doc.extra, released: false }),
         }
     }
 
@@ -354,7 +360,7 @@ impl Lease {
             let doc = LeaseDoc {
                 epoch: self.epoch,
                 holder: proposal.keep_holder.then(|| self.holder.clone()),
-                deadline_at: proposal.deadline_at,
+                deadline_at: Some(proposal.deadline_at),
                 state: proposal.state,
                 extra: view.extra.clone(),
             };
@@ -364,7 +370,7 @@ impl Lease {
                     *v = View {
                         etag: written.etag,
                         meta: written.meta,
-                        deadline_at: doc.deadline_at,
+                        deadline_at: doc.deadline(),
                         state: doc.state.clone(),
                         extra: doc.extra,
                         released: releasing,
@@ -397,7 +403,7 @@ impl Lease {
         let mut v = self.view.borrow_mut();
         v.etag = Some(etag);
         v.meta = meta;
-        v.deadline_at = doc.deadline_at;
+        v.deadline_at = doc.deadline();
         v.state = doc.state;
         v.extra = doc.extra;
         Ok(())

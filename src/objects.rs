@@ -17,8 +17,7 @@ use crate::error::{Error, Result};
 use crate::keys::{validate_key, validate_prefix};
 use crate::retry::RetryPolicy;
 use crate::store::{
-    FailureKind, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, TOKEN_HISTORY, WriteMeta,
-    normalize_etag,
+    FailureKind, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, normalize_etag,
 };
 use crate::time::{Clock, Timestamp};
 use crate::token::{random_token, random_unit};
@@ -158,11 +157,11 @@ impl Objects {
         let max_polls = (options.timeout / poll).ceil().min(1e6) as u64 + 1;
         for _ in 0..max_polls {
             if let Some(obj) = self.read(key).await? {
-                if options.changed_from.as_deref() != Some(obj.etag.as_str()) {
+                if options.changed_from.as_deref().map(normalize_etag).as_deref() != Some(obj.etag.as_str()) {
                     return Ok(obj);
                 }
             }
-            let remaining = (deadline.0 - self.now()?.0) as f64 / 1e6;
+            let remaining = deadline.0.saturating_sub(self.now()?.0) as f64 / 1e6;
             if remaining <= 0.0 {
                 break;
             }
@@ -204,15 +203,26 @@ impl Objects {
         let token = random_token()?;
         let meta = match base {
             Some(base) => WriteMeta::replacing(token, base),
-            None => WriteMeta { token: Some(token), history: Vec::new() },
+            // A create or plain put starts a lineage; a layer-0 `ifMatch` put does not know the
+            // version it replaces, so its lineage is unknown.
+            None if matches!(precondition, Precondition::IfMatch(_)) => {
+                WriteMeta { token: Some(token), history: Vec::new(), origin: None }
+            }
+            None => WriteMeta::creating(token),
         };
         let mut last_error = None;
+        // An attempt whose outcome we could not see may still land later (a client-side timeout
+        // leaves the request in flight), so a later "precondition failed" may be our own write.
+        let mut unanswered = false;
         for attempt in 1..=self.retry.max_attempts {
             if attempt > 1 {
                 self.backoff(attempt - 1).await;
             }
             let error = match self.store.put(key, body, &precondition, &meta).await {
                 Ok(PutOutcome::Written { etag }) => return Ok(Some(Written { etag: Some(etag), meta })),
+                Ok(PutOutcome::PreconditionFailed) if unanswered => {
+                    return self.settle_lost(key, &precondition, &meta, base).await;
+                }
                 Ok(PutOutcome::PreconditionFailed) => return Ok(None),
                 Err(e) => e,
             };
@@ -221,7 +231,7 @@ impl Objects {
                 FailureKind::Indeterminate => match self.resolve(key, &precondition, &meta, base).await? {
                     Resolution::Landed(etag) => return Ok(Some(Written { etag, meta })),
                     Resolution::Lost => return Ok(None),
-                    Resolution::NotLanded => {}
+                    Resolution::NotLanded => unanswered = true,
                     Resolution::Unknown(why) => {
                         return Err(Error::AmbiguousWrite { key: key.to_owned(), message: why });
                     }
@@ -232,9 +242,27 @@ impl Objects {
         }
         match last_error {
             // SPEC: a conditional put still meeting ConditionalRequestConflict after its retries lost.
-            Some(e) if e.kind == FailureKind::ConditionalConflict && precondition != Precondition::None => Ok(None),
+            // (Our own unanswered attempt may be what conflicts: settle that first.)
+            Some(e) if e.kind == FailureKind::ConditionalConflict && precondition != Precondition::None => {
+                if unanswered { self.settle_lost(key, &precondition, &meta, base).await } else { Ok(None) }
+            }
             Some(e) => Err(Error::Storage(e.into_failure())),
             None => Err(Error::invalid("retry budget allows no attempt")),
+        }
+    }
+
+    /// A conditional put lost after an earlier attempt went unanswered: was it our own late write?
+    async fn settle_lost(
+        &self,
+        key: &str,
+        precondition: &Precondition,
+        meta: &WriteMeta,
+        base: Option<&WriteMeta>,
+    ) -> Result<Option<Written>> {
+        match self.resolve(key, precondition, meta, base).await? {
+            Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
+            Resolution::Unknown(why) => Err(Error::AmbiguousWrite { key: key.to_owned(), message: why }),
+            Resolution::NotLanded | Resolution::Lost => Ok(None),
         }
     }
 
@@ -247,10 +275,17 @@ impl Objects {
         base: Option<&WriteMeta>,
     ) -> Result<Resolution> {
         let my_token = mine.token.as_deref().unwrap_or_default();
-        let Some(current) = self.read(key).await? else {
+        // A read-back that fails leaves the outcome unproven: that is an ambiguous write, not a
+        // storage error about some other request.
+        let current = match self.read(key).await {
+            Ok(current) => current,
+            Err(Error::Storage(f)) => return Ok(Resolution::Unknown(format!("the read-back failed: {f}"))),
+            Err(e) => return Err(e),
+        };
+        let Some(current) = current else {
             return Ok(match precondition {
                 // Nothing there: our create or plain put did not land (or landed and was deleted,
-                // which is indistinguishable and leaves the same state): trying again is safe.
+                // which leaves the same state): trying again is safe.
                 Precondition::None | Precondition::IfAbsent => Resolution::NotLanded,
                 // The version we meant to replace is gone, so our write cannot succeed any more.
                 Precondition::IfMatch(_) => Resolution::Lost,
@@ -259,22 +294,18 @@ impl Objects {
         if current.meta.token.as_deref() == Some(my_token) {
             return Ok(Resolution::Landed(Some(current.etag)));
         }
-        if current.meta.history.iter().any(|t| t == my_token) {
+        if current.meta.contains(my_token) || current.meta.origin.as_deref() == Some(my_token) {
             return Ok(Resolution::Landed(None));
         }
         Ok(match precondition {
-            Precondition::None => Resolution::NotLanded,
-            // No provenance is visible (a writer that keeps none, or a browser whose CORS rules hide
-            // the metadata headers): the version may descend from ours, so nothing is proven.
-            Precondition::IfAbsent if current.meta.token.is_none() => {
-                Resolution::Unknown("the key exists but carries no write token to tell who created it".into())
+            // Someone else's version is there and does not descend from ours: a retry would
+            // overwrite it, and ours may have landed before it. Not provable either way.
+            Precondition::None => {
+                Resolution::Unknown("another write replaced the key; ours may have landed before it".into())
             }
-            // A complete history (shorter than the cap) reaches back to the key's creation without
-            // meeting our token: someone else created it.
-            Precondition::IfAbsent if current.meta.history.len() < TOKEN_HISTORY => Resolution::Lost,
-            Precondition::IfAbsent => {
-                Resolution::Unknown("the key was created and rewritten too often to tell who created it".into())
-            }
+            // The key's lineage was started by someone else's create: ours did not win.
+            Precondition::IfAbsent if current.meta.origin.is_some() => Resolution::Lost,
+            Precondition::IfAbsent => Resolution::Unknown("the key exists but its provenance is not visible".into()),
             Precondition::IfMatch(etag) => match base.and_then(|b| b.token.as_deref()) {
                 // Still the very version we meant to replace (tokens are unique; an equal etag
                 // alone is not enough: equal bytes give equal etags): ours did not land.

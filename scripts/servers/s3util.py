@@ -171,6 +171,7 @@ def main(argv):
                 b'<AllowedHeader>*</AllowedHeader><ExposeHeader>ETag</ExposeHeader>'
                 b'<ExposeHeader>x-amz-meta-fencepost-token</ExposeHeader>'
                 b'<ExposeHeader>x-amz-meta-fencepost-history</ExposeHeader>'
+                b'<ExposeHeader>x-amz-meta-fencepost-origin</ExposeHeader>'
                 b'<MaxAgeSeconds>600</MaxAgeSeconds></CORSRule></CORSConfiguration>')
         md5 = base64.b64encode(hashlib.md5(rule).digest()).decode()
         status, _, body = request("PUT", endpoint, bucket, query={"cors": ""}, body=rule,

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
-use super::{FailureKind, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
+use super::{ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
 use crate::LocalBoxFuture;
 
 /// Which request a fault applies to.
@@ -32,6 +32,9 @@ pub enum Fault {
     Status(u16, &'static str),
     /// Do not forward; fail as if the connection was refused.
     Transport,
+    /// Puts only: report a client-side timeout now, while the request is still on its way; it
+    /// reaches the store just before the next request (of any kind).
+    Late,
 }
 
 impl Fault {
@@ -71,6 +74,7 @@ pub struct FaultStore {
     faults: RefCell<VecDeque<(Op, Fault)>>,
     counts: Cell<RequestCounts>,
     hide_write_meta: Cell<bool>,
+    late_put: RefCell<Option<(String, Vec<u8>, Precondition, WriteMeta)>>,
 }
 
 impl FaultStore {
@@ -80,6 +84,7 @@ impl FaultStore {
             faults: RefCell::new(VecDeque::new()),
             counts: Cell::new(RequestCounts::default()),
             hide_write_meta: Cell::new(false),
+            late_put: RefCell::new(None),
         }
     }
 
@@ -121,9 +126,26 @@ impl FaultStore {
         faults.remove(pos).map(|(_, f)| f)
     }
 
+    /// A `Late` put arrives now, before the request being made.
+    async fn deliver_late_put(&self) {
+        let late = self.late_put.borrow_mut().take();
+        if let Some((key, body, precondition, meta)) = late {
+            let _ = self.inner.put(&key, &body, &precondition, &meta).await;
+        }
+    }
+
     /// Apply the fault (if any) around `request`.
     async fn run<T>(&self, op: Op, request: impl std::future::Future<Output = StoreResult<T>>) -> StoreResult<T> {
-        match self.begin(op) {
+        self.deliver_late_put().await;
+        self.apply(self.begin(op), request).await
+    }
+
+    async fn apply<T>(
+        &self,
+        fault: Option<Fault>,
+        request: impl std::future::Future<Output = StoreResult<T>>,
+    ) -> StoreResult<T> {
+        match fault {
             None | Some(Fault::Pass) => request.await,
             Some(Fault::Before(hook)) => {
                 hook().await;
@@ -133,16 +155,15 @@ impl FaultStore {
                 request.await?;
                 Err(StoreError::transport("injected: connection reset after the request was sent"))
             }
-            Some(Fault::Status(status, code)) => {
-                let kind = match (status, code) {
-                    (409, "ConditionalRequestConflict") => FailureKind::ConditionalConflict,
-                    (409 | 429 | 503, _) => FailureKind::Transient,
-                    (500..=599, _) => FailureKind::Indeterminate,
-                    _ => FailureKind::Fatal,
-                };
-                Err(StoreError::new(kind, Some(code), Some(status), "injected"))
-            }
+            // Classified exactly as the S3 store classifies a real answer.
+            Some(Fault::Status(status, code)) => Err(StoreError::new(
+                super::s3::response::failure_kind(status, Some(code)),
+                Some(code),
+                Some(status),
+                "injected",
+            )),
             Some(Fault::Transport) => Err(StoreError::transport("injected: connection refused")),
+            Some(Fault::Late) => Err(StoreError::transport("injected: Late applies to puts only")),
         }
     }
 }
@@ -161,7 +182,14 @@ impl ObjectStore for FaultStore {
         precondition: &Precondition,
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
-        self.run(Op::Put, self.inner.put(key, body, precondition, meta)).await
+        self.deliver_late_put().await;
+        match self.begin(Op::Put) {
+            Some(Fault::Late) => {
+                *self.late_put.borrow_mut() = Some((key.to_owned(), body.to_vec(), precondition.clone(), meta.clone()));
+                Err(StoreError::transport("injected: timed out while the request is still on its way"))
+            }
+            fault => self.apply(fault, self.inner.put(key, body, precondition, meta)).await,
+        }
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {

@@ -18,19 +18,35 @@ pub use memory::MemoryStore;
 /// others have landed on top of it before the read-back.
 pub const TOKEN_HISTORY: usize = 8;
 
-/// The provenance fencepost attaches to each write: its own random token and the tokens of the
-/// versions it replaced, newest first (S3 `x-amz-meta-*`, R2 `customMetadata`, memory metadata).
+/// Metadata names (S3 adds `x-amz-meta-`; R2 uses them as `customMetadata` keys), so the S3 API and
+/// the R2 binding see the same provenance on one bucket.
+pub const META_TOKEN: &str = "fencepost-token";
+pub const META_HISTORY: &str = "fencepost-history";
+pub const META_ORIGIN: &str = "fencepost-origin";
+
+/// The provenance fencepost attaches to each write: its own random token, the tokens of the
+/// versions it replaced (newest first), and the token of the write that created the key's current
+/// lineage (its origin), copied along by every compare-and-swap.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteMeta {
     pub token: Option<String>,
     pub history: Vec<String>,
+    /// `None` when unknown (a write by a tool that keeps no provenance, or a layer-0 `ifMatch` put,
+    /// which does not know the version it replaces).
+    pub origin: Option<String>,
 }
 
 impl WriteMeta {
-    /// The history line for a write replacing `base`: base's token, then base's history, capped.
+    /// A write that starts a lineage (a create, or a plain put).
+    pub fn creating(token: String) -> Self {
+        WriteMeta { origin: Some(token.clone()), token: Some(token), history: Vec::new() }
+    }
+
+    /// The provenance of a write replacing `base`: base's token, then base's history, capped; the
+    /// same origin.
     pub fn replacing(token: String, base: &WriteMeta) -> Self {
         let history = base.token.iter().chain(base.history.iter()).take(TOKEN_HISTORY).cloned().collect();
-        WriteMeta { token: Some(token), history }
+        WriteMeta { token: Some(token), history, origin: base.origin.clone() }
     }
 
     /// Did the write tagged `token` produce this version or one it descends from?
@@ -38,22 +54,34 @@ impl WriteMeta {
         self.token.as_deref() == Some(token) || self.history.iter().any(|t| t == token)
     }
 
-    /// Serialised history for a metadata value (tokens are URL-safe, so a space never occurs in one).
-    pub fn history_header(&self) -> String {
-        self.history.join(" ")
+    /// The metadata entries to store: (name, value), empty ones left out. Tokens are URL-safe, so
+    /// a space never occurs in one and separates the history.
+    pub fn entries(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if let Some(t) = &self.token {
+            out.push((META_TOKEN, t.clone()));
+        }
+        if !self.history.is_empty() {
+            out.push((META_HISTORY, self.history.join(" ")));
+        }
+        if let Some(o) = &self.origin {
+            out.push((META_ORIGIN, o.clone()));
+        }
+        out
     }
 
-    /// Parse metadata read back from a store; anything that is not a token is ignored, never trusted.
-    pub fn from_headers(token: Option<&str>, history: Option<&str>) -> Self {
-        let token = token.map(str::trim).filter(|t| crate::token::looks_like_token(t)).map(str::to_owned);
-        let history = history
-            .unwrap_or("")
+    /// Parse metadata read back from a store (`get` looks a name up); anything that is not a token
+    /// is ignored, never trusted.
+    pub fn from_entries(get: impl Fn(&str) -> Option<String>) -> Self {
+        let one = |name: &str| get(name).map(|t| t.trim().to_owned()).filter(|t| crate::token::looks_like_token(t));
+        let history = get(META_HISTORY)
+            .unwrap_or_default()
             .split([' ', ','])
             .filter(|t| crate::token::looks_like_token(t))
             .take(TOKEN_HISTORY)
             .map(str::to_owned)
             .collect();
-        WriteMeta { token, history }
+        WriteMeta { token: one(META_TOKEN), history, origin: one(META_ORIGIN) }
     }
 }
 
@@ -175,16 +203,23 @@ mod tests {
     }
 
     #[test]
-    fn history_is_capped_newest_first() {
-        let mut meta = WriteMeta { token: Some("t0".into()), history: vec![] };
+    fn history_is_capped_newest_first_and_origin_is_kept() {
+        let mut meta = WriteMeta::creating("t0".into());
         for i in 1..=12 {
             meta = WriteMeta::replacing(format!("t{i}"), &meta);
         }
         assert_eq!(meta.history.len(), TOKEN_HISTORY);
         assert_eq!(meta.history[0], "t11");
+        assert_eq!(meta.origin.as_deref(), Some("t0"));
         assert!(meta.contains("t12") && meta.contains("t4") && !meta.contains("t3"));
-        let parsed = WriteMeta::from_headers(meta.token.as_deref(), Some(&meta.history_header()));
+        let entries = meta.entries();
+        let parsed = WriteMeta::from_entries(|n| entries.iter().find(|(k, _)| *k == n).map(|(_, v)| v.clone()));
         assert_eq!(parsed, meta);
-        assert_eq!(WriteMeta::from_headers(Some("bad token!"), Some("a,<x>, b")).history, vec!["a", "b"]);
+        let junk = WriteMeta::from_entries(|n| match n {
+            META_TOKEN => Some("bad token!".into()),
+            META_HISTORY => Some("a,<x>, b".into()),
+            _ => None,
+        });
+        assert_eq!((junk.token, junk.history, junk.origin), (None, vec!["a".to_owned(), "b".to_owned()], None));
     }
 }

@@ -7,10 +7,13 @@ use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::{ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta, normalize_etag};
+use super::{
+    FailureKind, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta,
+    normalize_etag,
+};
 
-const META_TOKEN: &str = "fencepost-token";
-const META_HISTORY: &str = "fencepost-history";
+/// Pages a list may take before the binding is judged broken (100 million keys).
+const MAX_LIST_PAGES: usize = 100_000;
 
 pub struct R2Store {
     bucket: JsValue,
@@ -71,6 +74,18 @@ fn r2_error(method: &str, e: &JsValue) -> StoreError {
     }
 }
 
+fn malformed(message: &str) -> StoreError {
+    StoreError::new(FailureKind::Fatal, Some("MalformedResponse"), None, format!("R2 {message}"))
+}
+
+/// The etag of an R2 object (unquoted, as the binding gives it); its absence is a broken binding.
+fn etag_of(obj: &JsValue, method: &str) -> StoreResult<String> {
+    match prop(obj, "etag").as_string().map(|e| normalize_etag(&e)) {
+        Some(e) if !e.is_empty() => Ok(e),
+        _ => Err(malformed(&format!("{method}: object without an etag"))),
+    }
+}
+
 fn prop(v: &JsValue, name: &str) -> JsValue {
     Reflect::get(v, &name.into()).unwrap_or(JsValue::UNDEFINED)
 }
@@ -82,12 +97,9 @@ impl ObjectStore for R2Store {
         if obj.is_null() || obj.is_undefined() {
             return Ok(None);
         }
-        let etag = prop(&obj, "etag").as_string().map(|e| normalize_etag(&e)).unwrap_or_default();
+        let etag = etag_of(&obj, "get")?;
         let custom = prop(&obj, "customMetadata");
-        let meta = WriteMeta::from_headers(
-            prop(&custom, META_TOKEN).as_string().as_deref(),
-            prop(&custom, META_HISTORY).as_string().as_deref(),
-        );
+        let meta = WriteMeta::from_entries(|name| prop(&custom, name).as_string());
         let read = prop(&obj, "arrayBuffer")
             .dyn_into::<js_sys::Function>()
             .map_err(|_| StoreError::transport("R2 object has no body"))?;
@@ -105,11 +117,8 @@ impl ObjectStore for R2Store {
     ) -> StoreResult<PutOutcome> {
         let options = Object::new();
         let custom = Object::new();
-        if let Some(token) = &meta.token {
-            let _ = Reflect::set(&custom, &META_TOKEN.into(), &token.into());
-        }
-        if !meta.history.is_empty() {
-            let _ = Reflect::set(&custom, &META_HISTORY.into(), &meta.history_header().into());
+        for (name, value) in meta.entries() {
+            let _ = Reflect::set(&custom, &name.into(), &value.into());
         }
         let _ = Reflect::set(&options, &"customMetadata".into(), &custom);
         let http = Object::new();
@@ -133,7 +142,8 @@ impl ObjectStore for R2Store {
         if result.is_null() || result.is_undefined() {
             return Ok(PutOutcome::PreconditionFailed);
         }
-        let etag = prop(&result, "etag").as_string().map(|e| normalize_etag(&e)).unwrap_or_default();
+        // The write landed; without an etag the retry layer's read-back finds out which version.
+        let etag = etag_of(&result, "put").map_err(|e| StoreError { kind: FailureKind::Indeterminate, ..e })?;
         Ok(PutOutcome::Written { etag })
     }
 
@@ -144,7 +154,7 @@ impl ObjectStore for R2Store {
     async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
         let mut keys = Vec::new();
         let mut cursor: Option<String> = None;
-        loop {
+        for _ in 0..MAX_LIST_PAGES {
             let options = Object::new();
             let _ = Reflect::set(&options, &"prefix".into(), &self.full_key(prefix).into());
             let _ = Reflect::set(&options, &"limit".into(), &1000.into());
@@ -165,11 +175,15 @@ impl ObjectStore for R2Store {
             }
             match (prop(&page, "truncated").as_bool(), prop(&page, "cursor").as_string()) {
                 (Some(true), Some(c)) if cursor.as_deref() != Some(c.as_str()) => cursor = Some(c),
-                _ => break,
+                (Some(true), _) => return Err(malformed("list: truncated page without a new cursor")),
+                _ => {
+                    keys.sort();
+                    keys.dedup();
+                    return Ok(keys);
+                }
             }
         }
-        keys.sort();
-        Ok(keys)
+        Err(malformed("list: more pages than any bucket has"))
     }
 
     fn max_key_bytes(&self) -> usize {

@@ -12,69 +12,110 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::error::{Error, Result};
 
 const MAX_DEPTH: usize = 512;
+/// Values (array items and object members included) in one converted value: far more than any
+/// coordination document needs, and a bound on what a hostile `length` can make us allocate.
+const MAX_NODES: usize = 1_000_000;
 
 /// A JS value as JSON; `what` names it in error messages ("value", "stateFn's result"…).
 pub fn js_to_value(value: &JsValue, what: &str) -> Result<Value> {
-    let mut ancestors = Vec::new();
-    convert(value, what, &mut ancestors)
+    Walk { what, ancestors: Vec::new(), path: Vec::new(), nodes: 0 }.convert(value)
 }
 
-fn convert(v: &JsValue, path: &str, ancestors: &mut Vec<JsValue>) -> Result<Value> {
-    let bad = |m: &str| Error::invalid(format!("{path} {m}"));
-    if v.is_null() {
-        return Ok(Value::Null);
-    }
-    if v.is_undefined() {
-        return Err(bad("is undefined, which JSON cannot represent"));
-    }
-    if let Some(b) = v.as_bool() {
-        return Ok(Value::Bool(b));
-    }
-    if let Some(f) = v.as_f64() {
-        return number(f).ok_or_else(|| bad(&format!("is {f}, which JSON cannot represent")));
-    }
-    if let Some(s) = js_str(v) {
-        return s.map(Value::String).map_err(|m| bad(&m));
-    }
-    if v.is_bigint() {
-        return Err(bad("is a BigInt, which JSON cannot represent (convert it to a string or number)"));
-    }
-    if v.is_function() || v.is_symbol() {
-        return Err(bad("is a function or symbol, which JSON cannot represent"));
-    }
-    if !v.is_object() {
-        return Err(bad("is not a JSON value"));
-    }
-    if ancestors.len() >= MAX_DEPTH {
-        return Err(bad("is nested too deeply"));
-    }
-    if ancestors.iter().any(|a| Object::is(a, v)) {
-        return Err(bad("contains a cycle"));
-    }
-    // toJSON first (Date and user classes that define it), as JSON.stringify does.
-    if let Ok(to_json) = Reflect::get(v, &JsValue::from_str("toJSON")) {
-        if let Some(f) = to_json.dyn_ref::<js_sys::Function>() {
-            let out = f.call0(v).map_err(|_| bad("has a toJSON() that threw"))?;
-            ancestors.push(v.clone());
-            let r = convert(&out, path, ancestors);
-            ancestors.pop();
-            return r;
+/// Where in the value the walk is; the path is only formatted when there is an error to report.
+enum Step {
+    Index(usize),
+    Key(String),
+}
+
+struct Walk<'a> {
+    what: &'a str,
+    ancestors: Vec<JsValue>,
+    path: Vec<Step>,
+    nodes: usize,
+}
+
+impl Walk<'_> {
+    fn bad(&self, m: &str) -> Error {
+        let mut at = self.what.to_owned();
+        for step in &self.path {
+            match step {
+                Step::Index(i) => at.push_str(&format!("[{i}]")),
+                Step::Key(k) => at.push_str(&format!(".{k}")),
+            }
         }
+        Error::invalid(format!("{at} {m}"))
     }
-    ancestors.push(v.clone());
-    let result = if Array::is_array(v) {
-        let arr: &Array = v.unchecked_ref();
-        let mut items = Vec::with_capacity(arr.length() as usize);
-        for (i, item) in arr.iter().enumerate() {
-            // JSON.stringify turns holes and undefined into null inside arrays.
-            items.push(if item.is_undefined() {
-                Value::Null
-            } else {
-                convert(&item, &format!("{path}[{i}]"), ancestors)?
-            });
+
+    fn convert(&mut self, v: &JsValue) -> Result<Value> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(self.bad(&format!("has more than {MAX_NODES} values")));
         }
-        Ok(Value::Array(items))
-    } else {
+        if v.is_null() {
+            return Ok(Value::Null);
+        }
+        if v.is_undefined() {
+            return Err(self.bad("is undefined, which JSON cannot represent"));
+        }
+        if let Some(b) = v.as_bool() {
+            return Ok(Value::Bool(b));
+        }
+        if let Some(f) = v.as_f64() {
+            return number(f).ok_or_else(|| self.bad(&format!("is {f}, which JSON cannot represent")));
+        }
+        if let Some(s) = js_str(v) {
+            return s.map(Value::String).map_err(|m| self.bad(&m));
+        }
+        if v.is_bigint() {
+            return Err(self.bad("is a BigInt, which JSON cannot represent (convert it to a string or number)"));
+        }
+        if v.is_function() || v.is_symbol() {
+            return Err(self.bad("is a function or symbol, which JSON cannot represent"));
+        }
+        if !v.is_object() {
+            return Err(self.bad("is not a JSON value"));
+        }
+        if self.ancestors.len() >= MAX_DEPTH {
+            return Err(self.bad("is nested too deeply"));
+        }
+        if self.ancestors.iter().any(|a| Object::is(a, v)) {
+            return Err(self.bad("contains a cycle"));
+        }
+        self.ancestors.push(v.clone());
+        let result = self.convert_object(v);
+        self.ancestors.pop();
+        result
+    }
+
+    fn convert_object(&mut self, v: &JsValue) -> Result<Value> {
+        // toJSON first (Date and user classes that define it), as JSON.stringify does.
+        if let Ok(to_json) = Reflect::get(v, &JsValue::from_str("toJSON")) {
+            if let Some(f) = to_json.dyn_ref::<js_sys::Function>() {
+                let out = f.call0(v).map_err(|_| self.bad("has a toJSON() that threw"))?;
+                return self.convert(&out);
+            }
+        }
+        if Array::is_array(v) {
+            let arr: &Array = v.unchecked_ref();
+            // Never pre-size from `length`: it is the caller's to set (2^32 - 1 is legal).
+            let mut items = Vec::new();
+            for (i, item) in arr.iter().enumerate() {
+                // JSON.stringify turns holes and undefined into null inside arrays.
+                items.push(if item.is_undefined() {
+                    self.nodes += 1;
+                    if self.nodes > MAX_NODES {
+                        return Err(self.bad(&format!("has more than {MAX_NODES} values")));
+                    }
+                    Value::Null
+                } else {
+                    self.path.push(Step::Index(i));
+                    let child = self.convert(&item);
+                    self.path.pop();
+                    child?
+                });
+            }
+            return Ok(Value::Array(items));
+        }
         let proto = Object::get_prototype_of(v);
         let plain = proto.is_null() || Object::is(&proto, &Object::get_prototype_of(&Object::new()));
         if !plain {
@@ -83,26 +124,24 @@ fn convert(v: &JsValue, path: &str, ancestors: &mut Vec<JsValue>) -> Result<Valu
                 .and_then(|c| Reflect::get(&c, &"name".into()).ok())
                 .and_then(|n| n.as_string())
                 .unwrap_or_else(|| "object".into());
-            Err(bad(&format!("is a {name}, not a plain object; JSON would lose it")))
-        } else {
-            let obj: &Object = v.unchecked_ref();
-            let mut map = Map::new();
-            for key in Object::keys(obj).iter() {
-                let k = js_str(&key)
-                    .unwrap_or_else(|| Ok(String::new()))
-                    .map_err(|m| bad(&format!("has a key that {m}")))?;
-                let item = Reflect::get(v, &key).map_err(|_| bad(&format!("property {k:?} could not be read")))?;
-                if item.is_undefined() {
-                    continue;
-                }
-                let child = convert(&item, &format!("{path}.{k}"), ancestors)?;
-                map.insert(k, child);
-            }
-            Ok(Value::Object(map))
+            return Err(self.bad(&format!("is a {name}, not a plain object; JSON would lose it")));
         }
-    };
-    ancestors.pop();
-    result
+        let mut map = Map::new();
+        for key in Object::keys(v.unchecked_ref::<Object>()).iter() {
+            let k = js_str(&key)
+                .unwrap_or_else(|| Ok(String::new()))
+                .map_err(|m| self.bad(&format!("has a key that {m}")))?;
+            let item = Reflect::get(v, &key).map_err(|_| self.bad(&format!("property {k:?} could not be read")))?;
+            if item.is_undefined() {
+                continue;
+            }
+            self.path.push(Step::Key(k));
+            let child = self.convert(&item);
+            let Some(Step::Key(k)) = self.path.pop() else { continue };
+            map.insert(k, child?);
+        }
+        Ok(Value::Object(map))
+    }
 }
 
 /// Integral numbers are written as integers, as `JSON.stringify` and Python write them (every

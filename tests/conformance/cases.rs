@@ -111,6 +111,100 @@ pub async fn doc_cas_lost_response_back_to_same_bytes_is_not_retried_blindly(cx:
     assert_eq!(cx.raw_body("n").await.unwrap(), b"0");
 }
 
+pub async fn claim_timed_out_attempt_landing_late_still_wins(cx: Ctx) {
+    // The first put times out client-side but reaches the store just before the retry: the
+    // retry's 412 is our own write, so we won.
+    cx.store.inject(Op::Put, Fault::Late);
+    let c = cx.db.claim("k", json!("mine")).await.unwrap();
+    assert!(c.won, "our own late write is a win");
+    assert_eq!(c.value, json!("mine"));
+}
+
+pub async fn doc_timed_out_attempt_landing_late_is_applied_once(cx: Ctx) {
+    let d = cx.db.doc("n").unwrap();
+    d.update(&mut *transition(Ok), Some(json!(0)), 10).await.unwrap();
+    cx.store.inject(Op::Put, Fault::Late);
+    let calls = Cell::new(0);
+    let v = d
+        .update(
+            &mut *transition(|v| {
+                calls.set(calls.get() + 1);
+                Ok(json!(v.as_i64().unwrap() + 1))
+            }),
+            None,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!((v, calls.get()), (json!(1), 1));
+    assert_eq!(cx.raw_body("n").await.unwrap(), b"1");
+}
+
+pub async fn doc_create_lost_response_then_layer0_cas_on_top_is_not_reapplied(cx: Ctx) {
+    // Our create lands (response lost); a layer-0 ifMatch put (which knows neither the history nor
+    // the origin of what it replaces) lands on top before the read-back. Nothing proves whose
+    // create it was any more: an AmbiguousWriteError, and `fn` is never applied twice.
+    let peer = cx.peer();
+    cx.lose_put_response_then(async move {
+        let o = peer.objects();
+        let etag = o.get("n").await.unwrap().unwrap().etag;
+        o.put("n", br#"{"count":5}"#, Precondition::IfMatch(etag)).await.unwrap().unwrap();
+    });
+    let calls = Cell::new(0);
+    let e = cx
+        .db
+        .doc("n")
+        .unwrap()
+        .update(
+            &mut *transition(|v| {
+                calls.set(calls.get() + 1);
+                add(1)(v)
+            }),
+            Some(json!({"count": 0})),
+            10,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
+    assert_eq!(calls.get(), 1);
+    assert_eq!(cx.raw_body("n").await.unwrap(), br#"{"count":5}"#);
+}
+
+pub async fn failed_read_back_is_an_ambiguous_write(cx: Ctx) {
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    for _ in 0..4 {
+        cx.store.inject(Op::Get, Fault::Status(503, "SlowDown"));
+    }
+    let e = cx.db.claim("k", json!(1)).await.unwrap_err();
+    assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
+}
+
+pub async fn plain_put_lost_response_then_overwritten_is_not_retried_blindly(cx: Ctx) {
+    // A plain put has no read of its own: the hook runs just before the read-back.
+    let raw = cx.raw.clone();
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    cx.store.inject(
+        Op::Get,
+        Fault::before(async move {
+            raw.put("k", b"theirs", &Precondition::None, &Default::default()).await.unwrap();
+        }),
+    );
+    let e = cx.db.objects().put("k", b"mine", Precondition::None).await.unwrap_err();
+    assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
+    assert_eq!(cx.raw_body("k").await.unwrap(), b"theirs", "the later write is not overwritten");
+}
+
+pub async fn released_lease_with_null_deadline_stays_readable(cx: Ctx) {
+    cx.raw_put("job", br#"{"deadline_at":null,"epoch":3,"holder":null,"state":{"n":1}}"#).await;
+    cx.db.cooperative_write("job", &mut *transition(add(1))).await.unwrap();
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!(stored["deadline_at"], Value::Null, "not invented");
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    assert_eq!(l.epoch(), 4);
+    cx.raw_put("far", br#"{"deadline_at":"9999-12-31T23:59:59-01:00","epoch":1,"holder":"h","state":null}"#).await;
+    assert!(matches!(cx.db.lease("far", lease_opts(10.0, "a"), None).await.unwrap_err(), Error::Corrupt { .. }));
+}
+
 pub async fn claim_transport_error_before_landing_is_retried(cx: Ctx) {
     cx.store.inject(Op::Put, Fault::Transport);
     let c = cx.db.claim("k", json!(1)).await.unwrap();

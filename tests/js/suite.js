@@ -109,7 +109,8 @@ export function cases(env) {
     cyclic.self = cyclic;
     for (const [what, value] of [["BigInt", 10n], ["cycle", cyclic], ["function", () => 1], ["NaN", NaN],
       ["Infinity", { x: Infinity }], ["nested BigInt", { a: [1, 2n] }], ["undefined", undefined], ["Map", new Map()],
-      ["symbol", Symbol("s")], ["lone surrogate", "a\ud800b"], ["lone surrogate key", { "\udc00": 1 }]]) {
+      ["symbol", Symbol("s")], ["lone surrogate", "a\ud800b"], ["lone surrogate key", { "\udc00": 1 }],
+      ["sparse array of length 2^32-1", Object.assign([], { length: 2 ** 32 - 1 })]]) {
       await rejects(w.db.claim("k", value), lib.InvalidArgument, `claim(${what})`);
       await rejects(w.db.doc("d").update(() => value, { create: 1 }), lib.InvalidArgument, `doc.update → ${what}`);
     }

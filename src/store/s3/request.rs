@@ -6,9 +6,12 @@ use super::{Addressing, HttpRequest, S3Config};
 use crate::store::{FailureKind, Precondition, StoreError, WriteMeta, normalize_etag};
 use crate::time::Timestamp;
 
-/// The write token of a put, read back after an ambiguous write (see SPEC "Ambiguous writes").
+/// Write provenance travels as user metadata: `x-amz-meta-<name>` for each [`WriteMeta::entries`]
+/// name (read back after an ambiguous write; see SPEC "Ambiguous writes").
+pub const META_PREFIX: &str = "x-amz-meta-";
+/// The write token header (tests, CORS rules).
 pub const TOKEN_HEADER: &str = "x-amz-meta-fencepost-token";
-/// The tokens the write replaced, newest first, space-separated.
+/// The replaced-tokens header (tests, CORS rules).
 pub const HISTORY_HEADER: &str = "x-amz-meta-fencepost-history";
 
 /// Reads must reach the server: a stale copy from any HTTP cache on the path (a browser's
@@ -40,12 +43,8 @@ impl S3Config {
             // S3 compares the quoted form; accept the etag quoted or bare.
             Precondition::IfMatch(etag) => headers.push(header("if-match", &format!("\"{}\"", normalize_etag(etag)))),
         }
-        if let Some(token) = &meta.token {
-            headers.push(header(TOKEN_HEADER, checked_metadata(token)?));
-        }
-        let history = meta.history_header();
-        if !history.is_empty() {
-            headers.push(header(HISTORY_HEADER, checked_metadata(&history)?));
+        for (name, value) in meta.entries() {
+            headers.push(header(&format!("{META_PREFIX}{name}"), checked_metadata(&value)?));
         }
         Ok(self.signed_request("PUT", Some(key), &[], headers, body.to_vec(), at))
     }

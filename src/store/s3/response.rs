@@ -2,7 +2,7 @@
 //! response. The classification decides what the retry layer may do (see [`FailureKind`]).
 
 use super::HttpResponse;
-use super::request::{HISTORY_HEADER, TOKEN_HEADER};
+use super::request::META_PREFIX;
 use super::xml::{self, ListPage};
 use crate::store::{
     FailureKind, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta, normalize_etag,
@@ -16,7 +16,8 @@ pub fn read_get(response: HttpResponse, what: &str) -> StoreResult<Option<Stored
     match response.status {
         200..=299 => {
             let etag = required_etag(&response, what)?;
-            let meta = WriteMeta::from_headers(response.header(TOKEN_HEADER), response.header(HISTORY_HEADER));
+            let meta =
+                WriteMeta::from_entries(|name| response.header(&format!("{META_PREFIX}{name}")).map(str::to_owned));
             Ok(Some(StoredObject { body: response.body, etag, meta }))
         }
         404 if !is_missing_bucket(&response) => Ok(None),
