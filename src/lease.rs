@@ -177,8 +177,8 @@ impl Fencepost {
         };
         for _ in 0..ACQUIRE_ATTEMPTS {
             let current = self.objects.read(key).await?;
-            let (epoch, prior_state, extra, base) = match &current {
-                None => (0, Value::Null, Map::new(), None),
+            let (next_epoch, prior_state, extra, base) = match &current {
+                None => (1, Value::Null, Map::new(), None),
                 Some(obj) => {
                     let doc = LeaseDoc::parse(key, &obj.body)?;
                     let now = self.objects.now()?;
@@ -190,7 +190,7 @@ impl Fencepost {
                     let next = doc.epoch.checked_add(1).filter(|e| *e <= MAX_EPOCH).ok_or_else(|| {
                         Error::corrupt(key, "the next epoch would exceed 2^53-1, which JS numbers cannot carry exactly")
                     })?;
-                    (next - 1, doc.state, doc.extra, Some(obj))
+                    (next, doc.state, doc.extra, Some(obj))
                 }
             };
             let state = match state_fn.as_deref_mut() {
@@ -198,7 +198,7 @@ impl Fencepost {
                 None => prior_state,
             };
             let doc = LeaseDoc {
-                epoch: epoch + 1,
+                epoch: next_epoch,
                 holder: Some(holder.clone()),
                 deadline_at: Some(self.objects.deadline_in(options.ttl)?),
                 state,
@@ -297,7 +297,7 @@ impl Lease {
     /// Extend the deadline to now + ttl, keeping the state (absorbing any cooperative write).
     pub async fn renew(&self) -> Result<()> {
         let deadline_at = self.objects.deadline_in(self.ttl)?;
-        self.guarded_write(false, &mut |v: &View| {
+        self.guarded_write(&mut |v: &View| {
             let p = Proposal { keep_holder: true, deadline_at, state: v.state.clone() };
             Box::pin(async move { Ok(p) })
         })
@@ -308,7 +308,7 @@ impl Lease {
     /// Read-modify-write of the state, guarded; `f` sees the freshest state (it runs again after a
     /// cooperative write). Returns the state written.
     pub async fn update_state(&self, f: &mut Transition<'_>) -> Result<Value> {
-        self.guarded_write(false, &mut |v: &View| {
+        self.guarded_write(&mut |v: &View| {
             let (state, deadline_at) = (v.state.clone(), v.deadline_at);
             let next = f(state);
             Box::pin(async move { Ok(Proposal { keep_holder: true, deadline_at, state: checked(next.await?)? }) })
@@ -319,7 +319,7 @@ impl Lease {
     /// Replace the state, guarded (unseen cooperative writes are discarded).
     pub async fn write(&self, state: Value) -> Result<Value> {
         let state = checked(state)?;
-        self.guarded_write(false, &mut |v: &View| {
+        self.guarded_write(&mut |v: &View| {
             let p = Proposal { keep_holder: true, deadline_at: v.deadline_at, state: state.clone() };
             Box::pin(async move { Ok(p) })
         })
@@ -331,7 +331,7 @@ impl Lease {
     pub async fn release(&self, final_state: Option<Value>) -> Result<()> {
         let final_state = final_state.map(checked).transpose()?;
         let now = self.objects.now()?;
-        self.guarded_write(true, &mut |v: &View| {
+        self.guarded_write(&mut |v: &View| {
             let state = final_state.clone().unwrap_or_else(|| v.state.clone());
             Box::pin(async move { Ok(Proposal { keep_holder: false, deadline_at: now, state }) })
         })
@@ -339,12 +339,11 @@ impl Lease {
         .map(drop)
     }
 
-    /// The one write path of a handle. `propose` builds the next document from the current view
-    /// ; on a failed guard the view is refreshed and the
-    /// proposal rebuilt, at most `HANDLE_PATIENCE` times.
+    /// The one write path of a handle: `propose` builds the next document from the handle's view
+    /// and the write is guarded by the view's etag. On a failed guard the view is refreshed
+    /// (`LeaseLost` if fenced) and the proposal rebuilt, at most `HANDLE_PATIENCE` times.
     async fn guarded_write<'f>(
         &self,
-        releasing: bool,
         propose: &mut dyn FnMut(&View) -> crate::LocalBoxFuture<'f, Result<Proposal>>,
     ) -> Result<Value> {
         for _ in 0..HANDLE_PATIENCE {
@@ -357,6 +356,7 @@ impl Lease {
                 continue;
             };
             let proposal = propose(&view).await?;
+            let releasing = !proposal.keep_holder;
             let doc = LeaseDoc {
                 epoch: self.epoch,
                 holder: proposal.keep_holder.then(|| self.holder.clone()),
