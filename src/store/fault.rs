@@ -69,12 +69,15 @@ impl RequestCounts {
     }
 }
 
+/// A put that timed out client-side and is still on its way: key, body, precondition, provenance.
+type LatePut = (String, Vec<u8>, Precondition, WriteMeta);
+
 pub struct FaultStore {
     inner: Rc<dyn ObjectStore>,
     faults: RefCell<VecDeque<(Op, Fault)>>,
     counts: Cell<RequestCounts>,
     hide_write_meta: Cell<bool>,
-    late_put: RefCell<Option<(String, Vec<u8>, Precondition, WriteMeta)>>,
+    late_put: RefCell<Option<LatePut>>,
 }
 
 impl FaultStore {

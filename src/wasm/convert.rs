@@ -152,10 +152,11 @@ fn number(f: f64) -> Option<Value> {
     }
     if f.fract() == 0.0 {
         // -0 becomes 0, as JSON.stringify does.
-        if (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&f) {
+        const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+        if (-TWO_POW_63..TWO_POW_63).contains(&f) {
             return Some(Value::Number(Number::from(f as i64)));
         }
-        if (0.0..1.844_674_407_370_955_2e19).contains(&f) {
+        if (0.0..2.0 * TWO_POW_63).contains(&f) {
             return Some(Value::Number(Number::from(f as u64)));
         }
     }
