@@ -77,20 +77,7 @@ pub async fn doc_create_lost_response_without_visible_tokens_is_ambiguous(cx: Ct
     cx.store.hide_write_meta(true);
     cx.store.inject(Op::Put, Fault::LoseResponse);
     let calls = Cell::new(0);
-    let e = cx
-        .db
-        .doc("n")
-        .unwrap()
-        .update(
-            &mut *transition(|v| {
-                calls.set(calls.get() + 1);
-                Ok(json!(v.as_i64().unwrap() + 1))
-            }),
-            Some(json!(0)),
-            10,
-        )
-        .await
-        .unwrap_err();
+    let e = cx.db.doc("n").unwrap().update(&mut *counting(&calls, incr), Some(json!(0)), 10).await.unwrap_err();
     assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
     assert_eq!(calls.get(), 1, "never applied twice");
     assert_eq!(cx.raw_body("n").await.unwrap(), b"1");
@@ -125,17 +112,7 @@ pub async fn doc_timed_out_attempt_landing_late_is_applied_once(cx: Ctx) {
     d.update(&mut *transition(Ok), Some(json!(0)), 10).await.unwrap();
     cx.store.inject(Op::Put, Fault::Late);
     let calls = Cell::new(0);
-    let v = d
-        .update(
-            &mut *transition(|v| {
-                calls.set(calls.get() + 1);
-                Ok(json!(v.as_i64().unwrap() + 1))
-            }),
-            None,
-            10,
-        )
-        .await
-        .unwrap();
+    let v = d.update(&mut *counting(&calls, incr), None, 10).await.unwrap();
     assert_eq!((v, calls.get()), (json!(1), 1));
     assert_eq!(cx.raw_body("n").await.unwrap(), b"1");
 }
@@ -155,14 +132,7 @@ pub async fn doc_create_lost_response_then_layer0_cas_on_top_is_not_reapplied(cx
         .db
         .doc("n")
         .unwrap()
-        .update(
-            &mut *transition(|v| {
-                calls.set(calls.get() + 1);
-                add(1)(v)
-            }),
-            Some(json!({"count": 0})),
-            10,
-        )
+        .update(&mut *counting(&calls, add(1)), Some(json!({"count": 0})), 10)
         .await
         .unwrap_err();
     assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
@@ -607,17 +577,7 @@ pub async fn doc_retries_on_conflict(cx: Ctx) {
     cx.store.inject(Op::Put, Fault::competing_put(cx.raw.clone(), "cfg", br#"{"count":10}"#.to_vec()));
     let calls = Cell::new(0);
     cx.take_counts();
-    let v = d
-        .update(
-            &mut *transition(|v| {
-                calls.set(calls.get() + 1);
-                add(1)(v)
-            }),
-            None,
-            10,
-        )
-        .await
-        .unwrap();
+    let v = d.update(&mut *counting(&calls, add(1)), None, 10).await.unwrap();
     assert_eq!(v, json!({"count": 11}));
     assert_eq!(calls.get(), 2);
     assert_eq!(cx.take_counts(), counts(2, 2), "2 requests per attempt");
@@ -658,17 +618,7 @@ pub async fn doc_max_attempts_is_honoured(cx: Ctx) {
         );
     }
     let calls = Cell::new(0);
-    let e = d
-        .update(
-            &mut *transition(|v| {
-                calls.set(calls.get() + 1);
-                Ok(v)
-            }),
-            None,
-            3,
-        )
-        .await
-        .unwrap_err();
+    let e = d.update(&mut *counting(&calls, Ok), None, 3).await.unwrap_err();
     assert!(matches!(e, Error::Conflict { attempts: 3, .. }), "{e}");
     assert_eq!(calls.get(), 3, "the function runs exactly max_attempts times");
 }

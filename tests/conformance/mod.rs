@@ -83,6 +83,22 @@ pub fn add(n: i64) -> impl FnMut(Value) -> fencepost::Result<Value> {
     move |v: Value| Ok(json!({"count": v.get("count").and_then(Value::as_i64).unwrap_or(0) + n}))
 }
 
+/// `f`, counting its calls in `calls` (to assert how often a transition ran).
+pub fn counting<'a>(
+    calls: &'a std::cell::Cell<u32>,
+    mut f: impl FnMut(Value) -> fencepost::Result<Value> + 'a,
+) -> Box<fencepost::fencepost::Transition<'a>> {
+    fencepost::fencepost::transition(move |v| {
+        calls.set(calls.get() + 1);
+        f(v)
+    })
+}
+
+/// Adds 1 to a plain number.
+pub fn incr(v: Value) -> fencepost::Result<Value> {
+    Ok(json!(v.as_i64().unwrap_or(0) + 1))
+}
+
 /// Every conformance case, by name, for the runners' macros.
 #[macro_export]
 macro_rules! for_each_case {
@@ -155,7 +171,7 @@ pub use cases::*;
 
 // Re-exports the cases need, kept here so `cases.rs` reads as a list of behaviours.
 pub(crate) mod prelude {
-    pub use super::{Ctx, add, counts, lease_opts};
+    pub use super::{Ctx, add, counting, counts, incr, lease_opts};
     pub use fencepost::LeaseOptions;
     pub use fencepost::error::Error;
     pub use fencepost::fencepost::transition;
