@@ -75,7 +75,7 @@ impl Objects {
     /// Now, from the configured clock; an error when a user-supplied clock fails or gives a time
     /// the wire format cannot carry (years 1–9999), rather than a silent fallback.
     pub fn now(&self) -> Result<Timestamp> {
-        let now = self.clock.try_now()?;
+        let now = self.clock.now()?;
         if now.is_on_wire() {
             Ok(now)
         } else {

@@ -21,14 +21,6 @@ impl Timestamp {
         (Self::WIRE_MIN..=Self::WIRE_MAX).contains(&self)
     }
 
-    pub fn from_secs_f64(secs: f64) -> Self {
-        Timestamp((secs * 1_000_000.0).round() as i64)
-    }
-
-    pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 / 1_000_000.0
-    }
-
     /// Milliseconds since the epoch (what a JS `Date` holds).
     pub fn as_millis_f64(self) -> f64 {
         self.0 as f64 / 1000.0
@@ -154,13 +146,10 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 }
 
 /// Where "now" comes from, and how to wait. Lease expiry compares the stored deadline with `now()`;
-/// retries and `wait_for` polls wait with `sleep()`.
+/// retries and `wait_for` polls wait with `sleep()`. `now` may fail (a user-supplied clock): the
+/// error reaches the caller, never replaced by another time.
 pub trait Clock {
-    fn now(&self) -> Timestamp;
-    /// `now()` for clocks that can fail (a user-supplied function); the error reaches the caller.
-    fn try_now(&self) -> crate::Result<Timestamp> {
-        Ok(self.now())
-    }
+    fn now(&self) -> crate::Result<Timestamp>;
     fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()>;
 }
 
@@ -169,8 +158,8 @@ pub trait Clock {
 pub struct SystemClock;
 
 impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        crate::platform::now()
+    fn now(&self) -> crate::Result<Timestamp> {
+        Ok(crate::platform::now())
     }
 
     fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {
@@ -204,8 +193,8 @@ impl ManualClock {
 }
 
 impl Clock for ManualClock {
-    fn now(&self) -> Timestamp {
-        self.now.get()
+    fn now(&self) -> crate::Result<Timestamp> {
+        Ok(self.now.get())
     }
 
     fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {

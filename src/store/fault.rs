@@ -102,10 +102,6 @@ impl FaultStore {
         self.faults.borrow_mut().push_back((op, fault));
     }
 
-    pub fn pending_faults(&self) -> usize {
-        self.faults.borrow().len()
-    }
-
     pub fn counts(&self) -> RequestCounts {
         self.counts.get()
     }

@@ -20,15 +20,6 @@ impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
     }
-
-    /// Number of stored objects (for tests and the demo).
-    pub fn len(&self) -> usize {
-        self.objects.borrow().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 #[async_trait(?Send)]

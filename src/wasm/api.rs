@@ -88,11 +88,7 @@ async fn validate(schema: &JsValue, value: JsValue) -> std::result::Result<JsVal
 struct JsClock(js_sys::Function);
 
 impl Clock for JsClock {
-    fn now(&self) -> Timestamp {
-        self.try_now().unwrap_or_else(|_| SystemClock.now())
-    }
-
-    fn try_now(&self) -> Result<Timestamp> {
+    fn now(&self) -> Result<Timestamp> {
         let v = self.0.call0(&JsValue::UNDEFINED).map_err(callback)?;
         let millis = v.as_f64().or_else(|| v.dyn_ref::<js_sys::Date>().map(|d| d.get_time()));
         match millis {

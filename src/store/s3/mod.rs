@@ -466,11 +466,20 @@ impl fmt::Debug for S3Store {
 /// a broken server, not a bucket.
 const MAX_LIST_PAGES: usize = 100_000;
 
+impl S3Store {
+    /// The time a request is signed at (SigV4 needs real time: servers refuse skewed signatures).
+    fn signing_time(&self) -> StoreResult<crate::time::Timestamp> {
+        self.clock
+            .now()
+            .map_err(|e| StoreError::new(crate::store::FailureKind::Fatal, Some("ClockFailed"), None, e.to_string()))
+    }
+}
+
 #[async_trait(?Send)]
 impl ObjectStore for S3Store {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         let what = format!("GET {key:?}");
-        let request = self.config.get_object_request(key, self.clock.now());
+        let request = self.config.get_object_request(key, self.signing_time()?);
         self.exchange(request, &what, |r| response::read_get(r, &what)).await
     }
 
@@ -482,13 +491,13 @@ impl ObjectStore for S3Store {
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
         let what = format!("PUT {key:?}");
-        let request = self.config.put_object_request(key, body, precondition, meta, self.clock.now())?;
+        let request = self.config.put_object_request(key, body, precondition, meta, self.signing_time()?)?;
         self.exchange(request, &what, |r| response::read_put(r, precondition, &what)).await
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
         let what = format!("DELETE {key:?}");
-        let request = self.config.delete_object_request(key, self.clock.now());
+        let request = self.config.delete_object_request(key, self.signing_time()?);
         self.exchange(request, &what, |r| response::read_delete(r, &what)).await
     }
 
@@ -498,7 +507,7 @@ impl ObjectStore for S3Store {
         let mut keys = Vec::new();
         let mut token: Option<String> = None;
         for _ in 0..MAX_LIST_PAGES {
-            let request = self.config.list_objects_v2_request(&bucket_prefix, token.as_deref(), self.clock.now());
+            let request = self.config.list_objects_v2_request(&bucket_prefix, token.as_deref(), self.signing_time()?);
             let page = self.exchange(request, &what, |r| response::read_list(r, &what)).await?;
             // Keys are reported relative to the store prefix; anything outside the asked-for range
             // (a server ignoring `prefix`) is not ours to report.
