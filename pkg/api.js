@@ -1,3 +1,503 @@
-// The public API, the same from every entry point (each entry instantiates the wasm module first).
-export { Fencepost, Lease, Doc, Objects, Store, memoryStore, s3Store, r2Store, countingStore, objects } from "./fencepost.js";
-export * from "./errors.js";
+// The JS face of fencepost: plain JS classes over the wasm core. This layer does what is JS's to do —
+// option names and types, Standard Schema validation, AbortSignal, `await using`, inspection, errors
+// constructed in the caller's async stack — and hands everything else to the core: every protocol
+// decision (keys, ttl rules, retries, fencing, read-back) is made there, once, for Rust users too.
+//
+// Handles never expose wasm objects: memory is reclaimed by the garbage collector (no `free()`), and
+// a handle whose period is over rejects with a typed error, never a null-pointer message.
+
+import { core, initWasm, isReady } from "./runtime.js";
+import { fromFailure, InvalidArgument, LeaseLost } from "./errors.js";
+import { func, options, string } from "./options.js";
+
+const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+const DENO_INSPECT = Symbol.for("Deno.customInspect");
+const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose");
+/** Module-private access to a handle's core object. */
+const CORE = Symbol("fencepost.core");
+
+// ------------------------------------------------------------------------------------ plumbing
+
+/**
+ * A core object made on first use: at once where the wasm is already instantiated (so bad settings
+ * throw from the constructor), on the first call otherwise (the browser entry loads the wasm then).
+ * @template T
+ */
+class Lazy {
+  /** @param {() => T} make */
+  constructor(make) {
+    /** @type {(() => T) | null} */
+    this.make = make;
+    /** @type {T | undefined} */
+    this.value = undefined;
+    if (isReady()) this.get();
+  }
+
+  /** @returns {T} */
+  get() {
+    if (this.make) {
+      const make = this.make;
+      try {
+        this.value = make();
+      } catch (e) {
+        throw fromFailure(e);
+      }
+      this.make = null;
+    }
+    return /** @type {T} */ (this.value);
+  }
+}
+
+/**
+ * Run one core call for an API method: wait for the wasm if needed, honour an already-aborted
+ * signal, and turn the core's failure records into typed errors here — in the async chain of the
+ * caller, so their stack shows the caller's own frame.
+ * @template T
+ * @param {AbortSignal | undefined | null} signal
+ * @param {() => Promise<T> | T} call
+ * @returns {Promise<T>}
+ */
+async function run(signal, call) {
+  if (!isReady()) await initWasm();
+  signal?.throwIfAborted();
+  try {
+    return await call();
+  } catch (e) {
+    throw fromFailure(e);
+  }
+}
+
+/** `util.inspect` / Deno inspect / `console.log` of a handle: its class name and `fields`. */
+function inspectable(/** @type {Function} */ Class, /** @type {(self: any) => object} */ fields) {
+  Object.defineProperty(Class.prototype, INSPECT, {
+    value(/** @type {number} */ _depth, /** @type {any} */ opts, /** @type {any} */ inspect) {
+      return `${Class.name} ${inspect ? inspect(fields(this), opts) : JSON.stringify(fields(this))}`;
+    },
+  });
+  Object.defineProperty(Class.prototype, DENO_INSPECT, {
+    value(/** @type {any} */ inspect, /** @type {any} */ opts) {
+      return `${Class.name} ${inspect(fields(this), opts)}`;
+    },
+  });
+}
+
+const signalOnly = { signal: "signal" };
+
+// ------------------------------------------------------------------------------------ stores
+
+/** A store handle: pass it to `new Fencepost(store)`. Made by the store functions below. */
+export class Store {
+  /** @type {Lazy<any>} */
+  #core;
+
+  /** @internal @param {string} kind @param {() => any} make @param {object} [shown] what inspection shows */
+  constructor(kind, make, shown) {
+    if (make === undefined) throw new InvalidArgument("a Store is made by memoryStore(), s3Store(), r2Store() or countingStore()");
+    /** "memory" | "s3" | "r2" | "counting" */
+    this.kind = kind;
+    if (shown) Object.assign(this, shown);
+    this.#core = new Lazy(make);
+  }
+
+  /** @internal */
+  [CORE]() {
+    return this.#core.get();
+  }
+
+  /** Requests made so far, per operation (`countingStore` only). */
+  requestCounts() {
+    if (this.kind !== "counting") throw new InvalidArgument("requestCounts() needs a countingStore()");
+    const [get, put, del, list] = this.#counting();
+    return { get, put, delete: del, list, total: get + put + del + list };
+  }
+
+  /** Start counting again from zero (`countingStore` only). */
+  resetRequestCounts() {
+    if (this.kind !== "counting") throw new InvalidArgument("resetRequestCounts() needs a countingStore()");
+    this.#counting(true);
+  }
+
+  #counting(reset = false) {
+    if (!isReady()) return [0, 0, 0, 0]; // nothing can have been sent before the core was loaded
+    return Array.from(this.#core.get().requestCounts(reset));
+  }
+}
+
+/** An in-memory store: tests, demos, the browser harness. Behaves like S3 (ETag = MD5 of the body). */
+export function memoryStore() {
+  return new Store("memory", () => core.memoryStore());
+}
+
+const S3_OPTIONS = {
+  endpoint: "string", bucket: "string", region: "string", accessKeyId: "string", secretAccessKey: "string",
+  sessionToken: "string", prefix: "string", forcePathStyle: "boolean", timeout: "number",
+};
+
+/** An S3-API store over `fetch`, SigV4-signed: AWS S3, R2's S3 endpoint, SeaweedFS, MinIO… */
+export function s3Store(/** @type {any} */ settings) {
+  if (settings === undefined || settings === null) {
+    throw new InvalidArgument("s3Store needs an options object {endpoint, bucket, accessKeyId, secretAccessKey, ...}");
+  }
+  const o = options(settings, S3_OPTIONS, "s3Store options");
+  for (const name of ["endpoint", "bucket", "accessKeyId", "secretAccessKey"]) {
+    if (o[name] === undefined || o[name] === null) throw new InvalidArgument(`s3Store options.${name} is required`);
+  }
+  const region = o.region ?? "us-east-1";
+  const shown = { endpoint: o.endpoint, bucket: o.bucket, region, prefix: o.prefix ?? "" };
+  return new Store("s3", () => core.s3Store(o.endpoint, o.bucket, region, o.accessKeyId, o.secretAccessKey,
+    o.sessionToken ?? undefined, o.prefix ?? undefined, o.forcePathStyle !== false, o.timeout ?? undefined), shown);
+}
+
+/** A store on a Workers R2 binding (`env.BUCKET`), with an optional key prefix. */
+export function r2Store(/** @type {any} */ bucket, /** @type {any} */ settings) {
+  const o = options(settings, { prefix: "string" }, "r2Store options");
+  if (!looksLikeBucket(bucket)) {
+    throw new InvalidArgument("r2Store needs an R2 bucket binding (env.BUCKET): an object with get, put, delete, list and head");
+  }
+  return new Store("r2", () => core.r2Store(bucket, o.prefix ?? undefined), { prefix: o.prefix ?? "" });
+}
+
+/** Wrap a store to count requests per operation: every request costs a Workers subrequest. */
+export function countingStore(/** @type {any} */ store) {
+  const inner = toStore(store);
+  return new Store("counting", () => core.countingStore(inner[CORE]()), { inner });
+}
+
+function looksLikeBucket(/** @type {any} */ b) {
+  return b !== null && typeof b === "object" && ["get", "put", "delete", "list", "head"].every((m) => typeof b[m] === "function");
+}
+
+/** A `Store`, or an R2 binding used directly. */
+function toStore(/** @type {unknown} */ store) {
+  if (store instanceof Store) return store;
+  if (looksLikeBucket(store)) return r2Store(store);
+  throw new InvalidArgument(
+    "store must be a Store (memoryStore(), s3Store({...}), r2Store(env.BUCKET)) or an R2 bucket binding",
+  );
+}
+
+// ------------------------------------------------------------------------------------ Fencepost
+
+const FENCEPOST_OPTIONS = { retry: "object", now: "function" };
+const RETRY_OPTIONS = { maxAttempts: "number", baseDelay: "number", maxDelay: "number" };
+const LEASE_OPTIONS = { ttl: "number", holder: "string", stealIfExpired: "boolean", stateFn: "function", signal: "signal" };
+const ATTACH_OPTIONS = { holder: "string", ttl: "number", signal: "signal" };
+
+/** `new Fencepost(store, options?)`: claim, lease, doc and objects on one store. */
+export class Fencepost {
+  /** @type {Lazy<any>} */
+  #core;
+  /** @type {Objects | undefined} */
+  #objects;
+
+  constructor(/** @type {any} */ store, /** @type {any} */ settings) {
+    const o = options(settings, FENCEPOST_OPTIONS, "Fencepost options");
+    const r = options(o.retry, RETRY_OPTIONS, "Fencepost options.retry");
+    /** The store this instance talks to. @type {Store} */
+    this.store = toStore(store);
+    const st = this.store;
+    this.#core = new Lazy(() => new core.Fencepost(st[CORE](), o.now ?? undefined, r.maxAttempts ?? undefined,
+      r.baseDelay ?? undefined, r.maxDelay ?? undefined));
+  }
+
+  /** Put-if-absent: `{won, key, value, etag}`; losers get the winner's value. */
+  async claim(/** @type {string} */ key, /** @type {unknown} */ value, /** @type {any} */ opts) {
+    string(key, "key");
+    const { signal } = options(opts, signalOnly, "claim options");
+    return run(signal, () => this.#core.get().claim(key, value));
+  }
+
+  /** Acquire a lease: a `Lease`, or null when held by someone else. */
+  async lease(/** @type {string} */ key, /** @type {any} */ opts) {
+    string(key, "key");
+    if (opts === undefined || opts === null) {
+      throw new InvalidArgument("lease options {ttl, holder?, stealIfExpired?, stateFn?} are required");
+    }
+    const o = options(opts, LEASE_OPTIONS, "lease options");
+    if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("lease options.ttl (seconds) is required");
+    const inner = await run(o.signal, () =>
+      this.#core.get().lease(key, o.ttl, o.holder ?? undefined, o.stealIfExpired ?? undefined, o.stateFn ?? undefined));
+    return inner ? new Lease(inner) : null;
+  }
+
+  /** Change a lease's state from outside (not fenced): the new state, or null if there is no lease. */
+  async cooperativeWrite(/** @type {string} */ key, /** @type {Function} */ fn, /** @type {any} */ opts) {
+    string(key, "key");
+    func(fn, "cooperativeWrite's second argument");
+    const { signal } = options(opts, signalOnly, "cooperativeWrite options");
+    return run(signal, () => this.#core.get().cooperativeWrite(key, fn));
+  }
+
+  /** Re-attach to the holder's current period: a `Lease`, or null. One read, no write. */
+  async attachLease(/** @type {string} */ key, /** @type {any} */ opts) {
+    string(key, "key");
+    const o = options(opts, ATTACH_OPTIONS, "attachLease options");
+    if (o.holder === undefined || o.holder === null) throw new InvalidArgument("attachLease options.holder is required");
+    if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("attachLease options.ttl (seconds) is required");
+    const inner = await run(o.signal, () => this.#core.get().attachLease(key, o.holder, o.ttl));
+    return inner ? new Lease(inner) : null;
+  }
+
+  /** A handle on a JSON document; `{schema}`: any Standard Schema (zod, valibot, arktype…). */
+  doc(/** @type {string} */ key, /** @type {any} */ opts) {
+    string(key, "key");
+    const { schema } = options(opts, { schema: "object" }, "doc options");
+    if (schema !== undefined && schema !== null && typeof schema?.["~standard"]?.validate !== "function") {
+      throw new InvalidArgument("doc options.schema must implement Standard Schema (zod, valibot, arktype…)");
+    }
+    return new Doc(key, schema ?? undefined, () => this.#core.get().doc(key));
+  }
+
+  /** Layer 0 (get / conditional put / delete / list / waitFor) on the same store. */
+  get objects() {
+    return (this.#objects ??= new Objects(this.store, () => this.#core.get().objects()));
+  }
+}
+
+/** `objects(store, options?)`: layer 0 on its own (the same as `new Fencepost(store, options).objects`). */
+export function objects(/** @type {any} */ store, /** @type {any} */ settings) {
+  return new Fencepost(store, settings).objects;
+}
+
+// ------------------------------------------------------------------------------------ Lease
+
+/** One ownership period `(key, epoch, holder)`. Every write is guarded; `LeaseLost` means stop. */
+export class Lease {
+  #core;
+  #holder;
+  #ended = new AbortController();
+
+  /** @internal */
+  constructor(/** @type {any} */ inner) {
+    if (inner === undefined) throw new InvalidArgument("a Lease is made by db.lease() or db.attachLease()");
+    this.#core = inner;
+    /** @readonly @type {string} */
+    this.key = inner.key;
+    this.#holder = inner.holder;
+    /** The fence token: strictly increases with each acquisition. @readonly @type {number} */
+    this.epoch = inner.epoch;
+    /** @readonly @type {number} */
+    this.ttl = inner.ttl;
+    /** @type {any} */
+    this.state = null;
+    /** @type {Date} */
+    this.deadlineAt = new Date(0);
+    /** @type {string | undefined} */
+    this.etag = undefined;
+    /** @type {boolean} */
+    this.released = false;
+    this.#refresh();
+  }
+
+  /** The holder token: a credential (whoever knows it can attach), so inspection redacts it. */
+  get holder() {
+    return this.#holder;
+  }
+
+  /** Aborted (reason: a `LeaseLost`) as soon as this handle learns its period is over. */
+  get signal() {
+    return this.#ended.signal;
+  }
+
+  /** What the core last saw, as plain fields (so every inspector shows them). */
+  #refresh() {
+    const [state, deadline, etag, released] = this.#core.snapshot();
+    this.state = state;
+    this.deadlineAt = new Date(deadline);
+    this.etag = etag ?? undefined;
+    this.released = released;
+  }
+
+  /**
+   * One call through the handle: the fields are refreshed afterwards, and a `LeaseLost` (or a
+   * release) ends the handle's period, which aborts `signal`.
+   * @template T @param {AbortSignal | undefined} signal @param {() => Promise<T>} call @returns {Promise<T>}
+   */
+  async #call(signal, call) {
+    try {
+      return await run(signal, call);
+    } catch (e) {
+      if (e instanceof LeaseLost) this.#end(e);
+      throw e;
+    } finally {
+      this.#refresh();
+      if (this.released) this.#end(new LeaseLost(`lease ${JSON.stringify(this.key)} was released`, { key: this.key, reason: "released" }));
+    }
+  }
+
+  #end(/** @type {LeaseLost} */ reason) {
+    if (!this.#ended.signal.aborted) this.#ended.abort(reason);
+  }
+
+  /** deadline = now + ttl; the state is kept (cooperative writes absorbed). */
+  async renew(/** @type {any} */ opts) {
+    const { signal } = options(opts, signalOnly, "renew options");
+    await this.#call(signal, () => this.#core.renew());
+  }
+
+  /** Guarded read-modify-write of the state; resolves to the state written. */
+  async updateState(/** @type {Function} */ fn, /** @type {any} */ opts) {
+    func(fn, "updateState's argument");
+    const { signal } = options(opts, signalOnly, "updateState options");
+    return this.#call(signal, () => this.#core.updateState(fn));
+  }
+
+  /** Guarded replace of the state (unseen cooperative writes are discarded). */
+  async write(/** @type {unknown} */ state, /** @type {any} */ opts) {
+    const { signal } = options(opts, signalOnly, "write options");
+    return this.#call(signal, () => this.#core.write(state));
+  }
+
+  /** holder = null, deadline = now; `{state}` optionally sets a final state. */
+  async release(/** @type {any} */ opts) {
+    const o = options(opts, { state: "any", signal: "signal" }, "release options");
+    const hasState = opts != null && Object.hasOwn(opts, "state") && opts.state !== undefined;
+    await this.#call(o.signal, () => this.#core.release(hasState, hasState ? o.state : undefined));
+  }
+
+  /** `await using lease = …`: releases at the end of the scope (nothing to do when already over). */
+  async [ASYNC_DISPOSE]() {
+    if (this.#ended.signal.aborted) return;
+    try {
+      await this.release();
+    } catch (e) {
+      if (!(e instanceof LeaseLost)) throw e;
+    }
+  }
+
+  /** A snapshot for logs (`JSON.stringify(lease)`), without the holder token (a credential). */
+  toJSON() {
+    const { key, epoch, ttl, state, deadlineAt, etag, released } = this;
+    return { key, epoch, ttl, state, deadlineAt: deadlineAt.toISOString(), etag: etag ?? null, released };
+  }
+}
+inspectable(Lease, (l) => {
+  const { key, epoch, ttl, state, deadlineAt, etag, released } = l;
+  return { key, epoch, holder: "[redacted]", ttl, state, deadlineAt, etag, released };
+});
+
+// ------------------------------------------------------------------------------------ Doc
+
+const UPDATE_OPTIONS = { create: "any", maxAttempts: "number", signal: "signal" };
+
+/** A JSON document updated by compare-and-swap. */
+export class Doc {
+  /** @type {Lazy<any>} */
+  #core;
+  #schema;
+
+  /** @internal */
+  constructor(/** @type {string} */ key, /** @type {any} */ schema, /** @type {() => any} */ make) {
+    if (make === undefined) throw new InvalidArgument("a Doc is made by db.doc(key)");
+    /** @readonly */
+    this.key = key;
+    this.#schema = schema;
+    this.#core = new Lazy(make);
+  }
+
+  /** `{value, etag}` or null; with a schema, `value` is the schema's output. */
+  async get(/** @type {any} */ opts) {
+    const { signal } = options(opts, signalOnly, "get options");
+    const got = await run(signal, () => this.#core.get().get());
+    if (got && this.#schema) got.value = await validate(this.#schema, got.value, this.key);
+    return got;
+  }
+
+  /** Read, apply `fn`, compare-and-swap, retry on conflict; resolves to the value written. */
+  async update(/** @type {Function} */ fn, /** @type {any} */ opts) {
+    func(fn, "update's first argument");
+    const o = options(opts, UPDATE_OPTIONS, "update options");
+    const schema = this.#schema, key = this.key;
+    // With a schema, `fn` sees a valid value (the schema's output) and its result is validated
+    // (and transformed) before it is written.
+    const transition = schema
+      ? async (/** @type {unknown} */ v) => validate(schema, await fn(await validate(schema, v, key)), key)
+      : fn;
+    const hasCreate = opts != null && Object.hasOwn(opts, "create") && opts.create !== undefined;
+    return run(o.signal, () => this.#core.get().update(transition, hasCreate, hasCreate ? o.create : undefined,
+      o.maxAttempts ?? undefined));
+  }
+
+  /** Delete the document (idempotent). */
+  async delete(/** @type {any} */ opts) {
+    const { signal } = options(opts, signalOnly, "delete options");
+    await run(signal, () => this.#core.get().delete());
+  }
+}
+
+/**
+ * Standard Schema validation (sync or async): the schema's output, or an InvalidArgument carrying
+ * the issues.
+ */
+async function validate(/** @type {any} */ schema, /** @type {unknown} */ value, /** @type {string} */ key) {
+  const result = await schema["~standard"].validate(value);
+  if (!result.issues) return result.value;
+  const messages = result.issues.map((/** @type {any} */ i) => i.message).join("; ");
+  throw new InvalidArgument(`value does not match the schema: ${messages}`, { key, issues: result.issues });
+}
+
+// ------------------------------------------------------------------------------------ Objects
+
+const PUT_OPTIONS = { ifAbsent: "boolean", ifMatch: "string", signal: "signal" };
+const WAIT_OPTIONS = { timeout: "number", pollInterval: "number", changedFrom: "string", signal: "signal" };
+
+/** Layer 0: conditional get / put / delete / list / waitFor on raw bytes. */
+export class Objects {
+  /** @type {Lazy<any>} */
+  #core;
+
+  /** @internal */
+  constructor(/** @type {Store} */ store, /** @type {() => any} */ make) {
+    if (make === undefined) throw new InvalidArgument("Objects are made by db.objects or objects(store)");
+    /** @readonly */
+    this.store = store;
+    this.#core = new Lazy(make);
+  }
+
+  /** `{data: Uint8Array, etag}` or null. */
+  async get(/** @type {string} */ key, /** @type {any} */ opts) {
+    string(key, "key");
+    const { signal } = options(opts, signalOnly, "get options");
+    return run(signal, () => this.#core.get().get(key));
+  }
+
+  /** `{etag}`, or null when `{ifAbsent}` / `{ifMatch}` did not hold. */
+  async put(/** @type {string} */ key, /** @type {any} */ data, /** @type {any} */ opts) {
+    string(key, "key");
+    const o = options(opts, PUT_OPTIONS, "put options");
+    if (o.ifAbsent && o.ifMatch != null) throw new InvalidArgument("ifAbsent and ifMatch cannot be combined");
+    const bytes = toBytes(data);
+    return run(o.signal, () => this.#core.get().put(key, bytes, o.ifAbsent === true, o.ifMatch ?? undefined));
+  }
+
+  /** Delete; a missing key is a no-op. */
+  async delete(/** @type {string} */ key, /** @type {any} */ opts) {
+    string(key, "key");
+    const { signal } = options(opts, signalOnly, "delete options");
+    await run(signal, () => this.#core.get().delete(key));
+  }
+
+  /** Keys under `prefix` (default ""), ascending, relative to the store prefix. */
+  async list(/** @type {string | undefined} */ prefix, /** @type {any} */ opts) {
+    if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
+    const { signal } = options(opts, signalOnly, "list options");
+    return run(signal, () => this.#core.get().list(prefix ?? ""));
+  }
+
+  /** Poll until the key exists (or its etag differs from `changedFrom`); `TimeoutError` after `timeout`. */
+  async waitFor(/** @type {string} */ key, /** @type {any} */ opts) {
+    string(key, "key");
+    const o = options(opts, WAIT_OPTIONS, "waitFor options");
+    return run(o.signal, () => this.#core.get().waitFor(key, o.timeout ?? undefined, o.pollInterval ?? undefined,
+      o.changedFrom ?? undefined));
+  }
+}
+
+/** Object data: a Uint8Array, an ArrayBuffer (or a view of one), or a string (stored as UTF-8). */
+function toBytes(/** @type {unknown} */ data) {
+  if (typeof data === "string") return new TextEncoder().encode(string(data, "data"));
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  throw new InvalidArgument("data must be a Uint8Array, an ArrayBuffer or a string");
+}

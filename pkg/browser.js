@@ -1,8 +1,8 @@
-// Browser (and default) entry: fetch the wasm next to this file; served with the package.
-import init from "./fencepost.js";
-import { install } from "./install.js";
+// Browser (and default) entry: no top-level await. The wasm next to this file is fetched on the first
+// call (or when the page calls `initWasm(url)` with the URL its bundler gave the `.wasm`). The
+// `new URL(…, import.meta.url)` form is what Vite, webpack and Rollup plugins recognise as an asset.
+import { setDefaultSource } from "./runtime.js";
 
-await init({ module_or_path: new URL("./fencepost_bg.wasm", import.meta.url) });
-install();
+setDefaultSource(() => new URL("./fencepost_bg.wasm", import.meta.url));
 
-export * from "./api.js";
+export * from "./index.js";

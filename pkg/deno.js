@@ -1,8 +1,6 @@
-// Deno entry: load the wasm next to this file through its file URL.
-import init from "./fencepost.js";
-import { install } from "./install.js";
+// Deno entry: read the wasm next to this file (needs --allow-read) and instantiate it synchronously.
+import { initSync } from "./runtime.js";
 
-await init({ module_or_path: new URL("./fencepost_bg.wasm", import.meta.url) });
-install();
+initSync(Deno.readFileSync(new URL("./fencepost_bg.wasm", import.meta.url)));
 
-export * from "./api.js";
+export * from "./index.js";

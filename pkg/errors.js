@@ -1,59 +1,182 @@
-// The error classes of fencepost. Every error the library throws is a FencepostError with a stable
-// `code` (an own, enumerable property, so it survives JSON.stringify, structuredClone and spreads);
-// errors thrown by your own callbacks (stateFn, update, cooperativeWrite…) reach you unchanged.
+// The error classes of fencepost: the one list of classes and codes. The Rust core reports a failure
+// as a plain record carrying one of these codes; `fromFailure` turns it into the class here, in the
+// JS frame that awaited the call, so the error's stack shows the caller's own code. The types
+// (`errors.d.ts`) are generated from this file by tsc, so they cannot drift from it.
+//
+// Every error the library throws is a FencepostError with a stable `code` (an own, enumerable
+// property: it survives JSON.stringify, structuredClone and spreads); errors thrown by your own
+// callbacks (stateFn, update, cooperativeWrite…) reach you unchanged.
 
+/**
+ * @typedef {"FENCEPOST_ERROR" | "LEASE_LOST" | "CONFLICT" | "STORAGE_ERROR" | "AMBIGUOUS_WRITE" |
+ *   "INVALID_ARGUMENT" | "TIMEOUT" | "NOT_FOUND" | "CORRUPT"} FencepostErrorCode
+ */
+
+/**
+ * The base class: `err instanceof FencepostError` catches every failure of the library.
+ * @template {FencepostErrorCode} [C=FencepostErrorCode]
+ */
 export class FencepostError extends Error {
+  /** @type {FencepostErrorCode} */
   static code = "FENCEPOST_ERROR";
 
-  /** @param {string} message @param {object} [details] extra fields: key, reason, status… */
+  /**
+   * @param {string} message
+   * @param {{key?: string, cause?: unknown}} [details]
+   */
   constructor(message, details) {
-    super(message);
+    super(message, details && "cause" in details ? { cause: details.cause } : undefined);
     Object.defineProperty(this, "name", { value: new.target.name, configurable: true, writable: true });
-    this.code = new.target.code;
-    if (details) Object.assign(this, details);
+    /** Stable and machine-readable: one code per class. @readonly @type {C} */
+    this.code = /** @type {C} */ (/** @type {typeof FencepostError} */ (new.target).code);
+    /** The key the failed operation was about, when there was one. @type {string | undefined} */
+    this.key;
+    if (details?.key !== undefined) this.key = details.key;
   }
 }
 
-/** The lease handle no longer names the current ownership period: stop and discard the work. */
+/**
+ * The lease handle no longer names the current ownership period: stop and discard the work.
+ * @extends {FencepostError<"LEASE_LOST">}
+ */
 export class LeaseLost extends FencepostError {
+  /** @type {"LEASE_LOST"} */
   static code = "LEASE_LOST";
-}
 
-/** A compare-and-swap loop ran out of attempts. */
-export class ConflictError extends FencepostError {
-  static code = "CONFLICT";
+  /** @param {string} message @param {{key?: string, reason?: string, cause?: unknown}} [details] */
+  constructor(message, details) {
+    super(message, details);
+    /** Why: "epoch advanced from 3 to 4", "the lease was released", … @type {string | undefined} */
+    this.reason;
+    if (details?.reason !== undefined) this.reason = details.reason;
+  }
 }
 
 /**
- * The store refused the request or could not be reached. `code` is the store's error code when it
- * gave one (e.g. "SignatureDoesNotMatch", "AccessDenied"), otherwise "STORAGE_ERROR"; `status` is
- * the HTTP status when there was a response.
+ * A compare-and-swap loop ran out of attempts.
+ * @extends {FencepostError<"CONFLICT">}
  */
-export class StorageError extends FencepostError {
-  static code = "STORAGE_ERROR";
+export class ConflictError extends FencepostError {
+  /** @type {"CONFLICT"} */
+  static code = "CONFLICT";
+
+  /** @param {string} message @param {{key?: string, attempts?: number}} [details] */
+  constructor(message, details) {
+    super(message, details);
+    /** @type {number | undefined} */
+    this.attempts;
+    if (details?.attempts !== undefined) this.attempts = details.attempts;
+  }
 }
 
-/** A write's response was lost and reading back could not prove whether it landed. */
+/**
+ * The store refused the request or could not be reached (after bounded retries). `code` is always
+ * "STORAGE_ERROR" (or "AMBIGUOUS_WRITE" for the subclass); the store's own error code, when it gave
+ * one, is `s3Code` (e.g. "SignatureDoesNotMatch", "AccessDenied"), and `status` the HTTP status.
+ * @template {"STORAGE_ERROR" | "AMBIGUOUS_WRITE"} [C="STORAGE_ERROR" | "AMBIGUOUS_WRITE"]
+ * @extends {FencepostError<C>}
+ */
+export class StorageError extends FencepostError {
+  /** @type {"STORAGE_ERROR" | "AMBIGUOUS_WRITE"} */
+  static code = "STORAGE_ERROR";
+
+  /** @param {string} message @param {{key?: string, s3Code?: string, status?: number, cause?: unknown}} [details] */
+  constructor(message, details) {
+    super(message, details);
+    /** The store's own error code, when it gave one. @type {string | undefined} */
+    this.s3Code;
+    if (details?.s3Code !== undefined) this.s3Code = details.s3Code;
+    /** The HTTP status, when there was a response. @type {number | undefined} */
+    this.status;
+    if (details?.status !== undefined) this.status = details.status;
+  }
+}
+
+/**
+ * A write's response was lost (or the call was aborted while it was in flight) and reading back could
+ * not prove whether it landed. `cause` is the abort reason when an abort caused it.
+ * @extends {StorageError<"AMBIGUOUS_WRITE">}
+ */
 export class AmbiguousWriteError extends StorageError {
+  /** @type {"AMBIGUOUS_WRITE"} */
   static code = "AMBIGUOUS_WRITE";
 }
 
-/** Bad input: rejected before anything was written. */
+/**
+ * Bad input (a key, a ttl, a value that is not JSON, an unknown option): rejected before anything
+ * was written. `issues` holds a Standard Schema's issues when a schema refused the value.
+ * @extends {FencepostError<"INVALID_ARGUMENT">}
+ */
 export class InvalidArgument extends FencepostError {
+  /** @type {"INVALID_ARGUMENT"} */
   static code = "INVALID_ARGUMENT";
+
+  /** @param {string} message @param {{key?: string, issues?: ReadonlyArray<{readonly message: string}>}} [details] */
+  constructor(message, details) {
+    super(message, details);
+    /** @type {ReadonlyArray<{readonly message: string}> | undefined} */
+    this.issues;
+    if (details?.issues !== undefined) this.issues = details.issues;
+  }
 }
 
-/** `objects.waitFor` timed out. */
+/**
+ * `objects.waitFor` timed out.
+ * @extends {FencepostError<"TIMEOUT">}
+ */
 export class TimeoutError extends FencepostError {
+  /** @type {"TIMEOUT"} */
   static code = "TIMEOUT";
+
+  /** @param {string} message @param {{key?: string, timeout?: number}} [details] */
+  constructor(message, details) {
+    super(message, details);
+    /** Seconds waited. @type {number | undefined} */
+    this.timeout;
+    if (details?.timeout !== undefined) this.timeout = details.timeout;
+  }
 }
 
-/** `doc.update` found no document and was given no `create` value. */
+/**
+ * `doc.update` found no document and was given no `create` value.
+ * @extends {FencepostError<"NOT_FOUND">}
+ */
 export class NotFoundError extends FencepostError {
+  /** @type {"NOT_FOUND"} */
   static code = "NOT_FOUND";
 }
 
-/** A stored object is not what fencepost expects (not JSON, not a lease document). Nothing was written. */
+/**
+ * A stored object is not what fencepost expects (not JSON, not a lease document). Nothing was written.
+ * @extends {FencepostError<"CORRUPT">}
+ */
 export class CorruptObjectError extends FencepostError {
+  /** @type {"CORRUPT"} */
   static code = "CORRUPT";
+}
+
+const byCode = new Map(
+  [LeaseLost, ConflictError, StorageError, AmbiguousWriteError, InvalidArgument, TimeoutError, NotFoundError,
+    CorruptObjectError, FencepostError].map((C) => [C.code, C]),
+);
+
+/** The property that marks a failure record of the core (see `src/wasm/errors.rs`). */
+const MARK = "__fencepost";
+
+/**
+ * A rejection of the core as the caller should see it: a failure record becomes its error class
+ * (constructed here, so the stack runs through the caller); anything else (a callback's own error,
+ * an abort reason) is handed back unchanged.
+ * @internal
+ * @param {any} e
+ * @returns {unknown}
+ */
+export function fromFailure(e) {
+  if (e === null || typeof e !== "object" || !(MARK in e)) return e;
+  const { [MARK]: code, message, ...details } = e;
+  const C = byCode.get(code) ?? FencepostError;
+  const err = new C(message, details);
+  // Drop this helper's own frame: the stack starts at the API method and runs into the caller.
+  if (typeof Error.captureStackTrace === "function") Error.captureStackTrace(err, fromFailure);
+  return err;
 }

@@ -1,7 +1,26 @@
-// Type declarations for fencepost. Every duration is in seconds.
+// Type declarations for fencepost. Every duration is in seconds. The error classes' types are
+// generated from `errors.js` (see `errors.d.ts`).
+
+export {
+  FencepostError, FencepostErrorCode, LeaseLost, ConflictError, StorageError, AmbiguousWriteError, InvalidArgument,
+  TimeoutError, NotFoundError, CorruptObjectError,
+} from "./errors.js";
 
 /** Any value JSON can carry. Numbers must be finite; BigInt, functions, cycles are rejected. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/**
+ * `T` if it is JSON-shaped: interfaces and type aliases alike (no index signature needed), `Date`s
+ * (written through `toJSON`), optional properties. Functions, symbols and `bigint`s map to `never`,
+ * so passing them is a type error (and an `InvalidArgument` at run time).
+ */
+export type JsonSafe<T> = T extends string | number | boolean | null | undefined | Date
+  ? T
+  : T extends (...args: any[]) => any
+    ? never
+    : T extends bigint | symbol
+      ? never
+      : { [K in keyof T]: JsonSafe<T[K]> };
 
 /** A Standard Schema (zod ≥ 3.24, valibot ≥ 1, arktype ≥ 2…): validated on read and before write. */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
@@ -19,19 +38,30 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
   };
 }
 
-type Awaitable<T> = T | Promise<T>;
+type Awaitable<T> = T | PromiseLike<T>;
+
+/** Every async method takes these. */
+export interface CallOptions {
+  /** Abort the call: waits and retries stop at once; a write in flight is resolved by read-back first. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Instantiate the wasm core yourself — only needed in browsers when the `.wasm` is not served next to
+ * the package's `browser.js` (pass the URL your bundler gave `fencepost/fencepost_bg.wasm`, a
+ * `Response`, bytes or a `WebAssembly.Module`). Otherwise it is loaded on first use. Idempotent.
+ */
+export declare function initWasm(source?: string | URL | Response | BufferSource | WebAssembly.Module): Promise<void>;
 
 // ------------------------------------------------------------------------------------ stores
 
-/** An opaque store handle. */
+/** A store handle, made by the functions below. */
 export declare class Store {
   private constructor();
-  /** "memory" | "s3" | "r2" | "counting" */
-  readonly kind: string;
-  /** Requests made so far, per operation (only for `countingStore`). */
+  readonly kind: "memory" | "s3" | "r2" | "counting";
+  /** Requests made so far, per operation (only for `countingStore`; others throw `InvalidArgument`). */
   requestCounts(): { get: number; put: number; delete: number; list: number; total: number };
   resetRequestCounts(): void;
-  free(): void;
 }
 
 /** An in-memory store (tests, demos, browser harnesses). Behaves like S3: ETag = MD5 of the body. */
@@ -57,11 +87,11 @@ export declare function s3Store(options: S3StoreOptions): Store;
 
 /** Minimal shape of a Workers R2 binding (`env.BUCKET`). */
 export interface R2BucketLike {
-  get(key: string): Promise<unknown>;
-  put(key: string, value: unknown, options?: unknown): Promise<unknown>;
-  delete(key: string): Promise<unknown>;
-  list(options?: unknown): Promise<unknown>;
-  head(key: string): Promise<unknown>;
+  get(key: string, ...rest: any[]): Promise<unknown>;
+  put(key: string, value: any, ...rest: any[]): Promise<unknown>;
+  delete(keys: any, ...rest: any[]): Promise<unknown>;
+  list(...rest: any[]): Promise<unknown>;
+  head(key: string, ...rest: any[]): Promise<unknown>;
 }
 
 /** A store on a Workers R2 binding. */
@@ -79,7 +109,7 @@ export interface FencepostOptions {
   now?: () => number | Date;
 }
 
-export interface ClaimResult<T extends Json = Json> {
+export interface ClaimResult<T> {
   /** True for exactly one caller. */
   won: boolean;
   key: string;
@@ -88,66 +118,79 @@ export interface ClaimResult<T extends Json = Json> {
   etag: string;
 }
 
-export interface LeaseOptions<S extends Json = Json> {
+export interface LeaseOptions extends CallOptions {
   /** Seconds, > 0. */
   ttl: number;
   /** Default: a fresh random 128-bit URL-safe token. Knowing it lets you `attachLease`. */
   holder?: string;
   /** Take over an expired (or released) lease; default true. */
   stealIfExpired?: boolean;
+}
+
+export interface LeaseOptionsWithState<S> extends LeaseOptions {
   /** Acquisition as a transition: gets the previous state (null when fresh), returns the new one. Pure; may run more than once. Throw to refuse. */
-  stateFn?: (state: S | null) => Awaitable<S>;
+  stateFn: (state: S | null) => Awaitable<JsonSafe<S>>;
 }
 
 export declare class Fencepost {
   constructor(store: Store | R2BucketLike, options?: FencepostOptions);
+  /** The store this instance talks to. */
+  readonly store: Store;
   /** Put-if-absent: exactly one caller wins; losers get the winner's value. 1 request won, 2 lost. */
-  claim<T extends Json>(key: string, value: T): Promise<ClaimResult<T>>;
+  claim<T>(key: string, value: JsonSafe<T>, options?: CallOptions): Promise<ClaimResult<T>>;
   /** Acquire, or null when held by someone else. 2 requests to acquire, 1 when held. */
-  lease<S extends Json = Json>(key: string, options: LeaseOptions<S>): Promise<Lease<S> | null>;
+  lease<S>(key: string, options: LeaseOptionsWithState<S>): Promise<Lease<S> | null>;
+  /** Without `stateFn`, a fresh lease's state is null (a steal keeps the previous state). */
+  lease<S = Json>(key: string, options: LeaseOptions & { stateFn?: undefined }): Promise<Lease<S | null> | null>;
   /** Change a lease's state from outside, without fencing the holder. null if there is no lease. */
-  cooperativeWrite<S extends Json = Json>(key: string, fn: (state: S) => Awaitable<S>): Promise<S | null>;
+  cooperativeWrite<S = Json>(key: string, fn: (state: S) => Awaitable<JsonSafe<S>>, options?: CallOptions): Promise<S | null>;
   /** A handle on `holder`'s current period (one read, no write), or null. */
-  attachLease<S extends Json = Json>(key: string, options: { holder: string; ttl: number }): Promise<Lease<S> | null>;
-  doc<T extends Json = Json>(key: string, options?: { schema?: StandardSchemaV1<unknown, T> }): Doc<T>;
+  attachLease<S = Json>(key: string, options: { holder: string; ttl: number } & CallOptions): Promise<Lease<S> | null>;
+  /** A handle on a JSON document; with a schema, values are the schema's output. */
+  doc<T = Json>(key: string, options?: { schema?: StandardSchemaV1<unknown, T> }): Doc<T>;
   /** Layer 0 on the same store. */
   readonly objects: Objects;
-  free(): void;
 }
 
 /** One ownership period `(key, epoch, holder)`. Any write may reject with `LeaseLost`: stop then. */
-export declare class Lease<S extends Json = Json> {
+export declare class Lease<S = Json> implements AsyncDisposable {
   private constructor();
   readonly key: string;
   /** The fence token: strictly increases with each acquisition. */
   readonly epoch: number;
+  /** A credential (whoever knows it can attach): redacted when the lease is inspected or logged. */
   readonly holder: string;
   readonly ttl: number;
+  /** The state this handle last saw or wrote. */
   readonly state: S;
   readonly deadlineAt: Date;
   readonly etag: string | undefined;
   readonly released: boolean;
+  /** Aborted (reason: a `LeaseLost`) as soon as this handle learns its period is over. */
+  readonly signal: AbortSignal;
   /** deadline = now + ttl; state kept (cooperative writes absorbed). 1 request (3 after a cooperative write). */
-  renew(): Promise<void>;
+  renew(options?: CallOptions): Promise<void>;
   /** Guarded read-modify-write; `fn` sees the freshest state. Resolves to the state written. */
-  updateState(fn: (state: S) => Awaitable<S>): Promise<S>;
+  updateState(fn: (state: S) => Awaitable<JsonSafe<S>>, options?: CallOptions): Promise<S>;
   /** Guarded replace (discards unseen cooperative writes). */
-  write(state: S): Promise<S>;
-  /** holder = null, deadline = now, optional final state. The handle is dead afterwards. */
-  release(options?: { state?: S }): Promise<void>;
-  free(): void;
+  write(state: JsonSafe<S>, options?: CallOptions): Promise<S>;
+  /** holder = null, deadline = now, optional final state. Every call through the handle then rejects with `LeaseLost`. */
+  release(options?: { state?: JsonSafe<S> } & CallOptions): Promise<void>;
+  /** `await using lease = await db.lease(…)`: released at the end of the scope (nothing to do when already over). */
+  [Symbol.asyncDispose](): Promise<void>;
+  /** A snapshot for logs, without the holder. */
+  toJSON(): { key: string; epoch: number; ttl: number; state: S; deadlineAt: string; etag: string | null; released: boolean };
 }
 
 /** A JSON document updated by compare-and-swap. */
-export declare class Doc<T extends Json = Json> {
+export declare class Doc<T = Json> {
   private constructor();
   readonly key: string;
-  get(): Promise<{ value: T; etag: string } | null>;
+  get(options?: CallOptions): Promise<{ value: T; etag: string } | null>;
   /** Read, apply, CAS; retried on conflict (2 requests per attempt). Resolves to the value written. */
-  update(fn: (value: T) => Awaitable<T>, options?: { create?: T; maxAttempts?: number }): Promise<T>;
+  update(fn: (value: T) => Awaitable<JsonSafe<T>>, options?: { create?: JsonSafe<T>; maxAttempts?: number } & CallOptions): Promise<T>;
   /** Idempotent. */
-  delete(): Promise<void>;
-  free(): void;
+  delete(options?: CallOptions): Promise<void>;
 }
 
 export interface StoredObject {
@@ -161,58 +204,17 @@ export declare function objects(store: Store | R2BucketLike, options?: Fencepost
 /** Layer 0: a conditional key-value store. */
 export declare class Objects {
   private constructor();
-  get(key: string): Promise<StoredObject | null>;
+  readonly store: Store;
+  get(key: string, options?: CallOptions): Promise<StoredObject | null>;
   /** null when the precondition did not hold. `etag` is null only if the write landed but has already been replaced. */
-  put(key: string, data: Uint8Array | ArrayBuffer | ArrayBufferView | string, options?: { ifAbsent?: boolean; ifMatch?: string }): Promise<{ etag: string | null } | null>;
-  delete(key: string): Promise<void>;
+  put(
+    key: string,
+    data: Uint8Array | ArrayBuffer | ArrayBufferView | string,
+    options?: ({ ifAbsent?: boolean; ifMatch?: undefined } | { ifAbsent?: false; ifMatch?: string }) & CallOptions,
+  ): Promise<{ etag: string | null } | null>;
+  delete(key: string, options?: CallOptions): Promise<void>;
   /** Keys under `prefix`, ascending, all pages. */
-  list(prefix?: string): Promise<string[]>;
+  list(prefix?: string, options?: CallOptions): Promise<string[]>;
   /** Poll until the key exists (or its etag differs from `changedFrom`). Default timeout 30 s, poll 1 s. */
-  waitFor(key: string, options?: { timeout?: number; pollInterval?: number; changedFrom?: string }): Promise<StoredObject>;
-  free(): void;
-}
-
-// ------------------------------------------------------------------------------------ errors
-
-export declare class FencepostError extends Error {
-  /** Stable, machine-readable. */
-  readonly code: string;
-}
-export declare class LeaseLost extends FencepostError {
-  readonly code: "LEASE_LOST";
-  readonly key: string;
-  readonly reason: string;
-}
-export declare class ConflictError extends FencepostError {
-  readonly code: "CONFLICT";
-  readonly key: string;
-  readonly attempts: number;
-}
-export declare class StorageError extends FencepostError {
-  /** The store's error code (e.g. "SignatureDoesNotMatch"), or "STORAGE_ERROR". */
-  readonly code: string;
-  readonly s3Code?: string;
-  readonly status?: number;
-}
-export declare class AmbiguousWriteError extends StorageError {
-  readonly code: "AMBIGUOUS_WRITE";
-  readonly key: string;
-}
-export declare class InvalidArgument extends FencepostError {
-  readonly code: "INVALID_ARGUMENT";
-  /** Standard Schema issues, when a schema rejected the value. */
-  readonly issues?: ReadonlyArray<{ readonly message: string }>;
-}
-export declare class TimeoutError extends FencepostError {
-  readonly code: "TIMEOUT";
-  readonly key: string;
-  readonly timeout: number;
-}
-export declare class NotFoundError extends FencepostError {
-  readonly code: "NOT_FOUND";
-  readonly key: string;
-}
-export declare class CorruptObjectError extends FencepostError {
-  readonly code: "CORRUPT";
-  readonly key: string;
+  waitFor(key: string, options?: { timeout?: number; pollInterval?: number; changedFrom?: string } & CallOptions): Promise<StoredObject>;
 }

@@ -1,9 +1,7 @@
 // Node.js entry: read the wasm next to this file and instantiate it synchronously.
 import { readFileSync } from "node:fs";
-import { initSync } from "./fencepost.js";
-import { install } from "./install.js";
+import { initSync } from "./runtime.js";
 
-initSync({ module: readFileSync(new URL("./fencepost_bg.wasm", import.meta.url)) });
-install();
+initSync(readFileSync(new URL("./fencepost_bg.wasm", import.meta.url)));
 
-export * from "./api.js";
+export * from "./index.js";

@@ -1,10 +1,8 @@
 // Cloudflare Workers entry: wrangler/workerd import a .wasm file as a compiled WebAssembly.Module
 // (no fetch, no eval), which is instantiated synchronously.
 import wasmModule from "./fencepost_bg.wasm";
-import { initSync } from "./fencepost.js";
-import { install } from "./install.js";
+import { initSync } from "./runtime.js";
 
-initSync({ module: wasmModule });
-install();
+initSync(wasmModule);
 
-export * from "./api.js";
+export * from "./index.js";

@@ -5,7 +5,7 @@
 //! `InvalidArgument` (nothing is written). `toJSON` is honoured (so a `Date` becomes its ISO string),
 //! and `undefined` object properties are skipped, as `JSON.stringify` does.
 
-use js_sys::{Array, Object, Reflect, Uint8Array};
+use js_sys::{Array, Object, Reflect};
 use serde_json::{Map, Number, Value};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -178,115 +178,4 @@ fn js_str(v: &JsValue) -> Option<std::result::Result<String, String>> {
 pub fn value_to_js(value: &Value) -> JsValue {
     // serde_json's text is always valid JSON, so JSON.parse cannot fail on it.
     js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
-}
-
-pub fn bytes_to_js(bytes: &[u8]) -> JsValue {
-    Uint8Array::from(bytes).into()
-}
-
-/// Object data for `objects.put`: a `Uint8Array`, an `ArrayBuffer` (or a view of one), or a string
-/// (stored as UTF-8).
-pub fn js_to_bytes(v: &JsValue) -> Result<Vec<u8>> {
-    if let Some(s) = js_str(v) {
-        return s.map(String::into_bytes).map_err(|m| Error::invalid(format!("data {m}")));
-    }
-    if let Some(a) = v.dyn_ref::<Uint8Array>() {
-        return Ok(a.to_vec());
-    }
-    if let Some(b) = v.dyn_ref::<js_sys::ArrayBuffer>() {
-        return Ok(Uint8Array::new(b).to_vec());
-    }
-    if js_sys::ArrayBuffer::is_view(v) {
-        let buf = Reflect::get(v, &"buffer".into()).unwrap_or(JsValue::UNDEFINED);
-        let off = Reflect::get(v, &"byteOffset".into()).ok().and_then(|x| x.as_f64()).unwrap_or(0.0) as u32;
-        let len = Reflect::get(v, &"byteLength".into()).ok().and_then(|x| x.as_f64()).unwrap_or(0.0) as u32;
-        if let Some(b) = buf.dyn_ref::<js_sys::ArrayBuffer>() {
-            return Ok(Uint8Array::new_with_byte_offset_and_length(b, off, len).to_vec());
-        }
-    }
-    Err(Error::invalid("data must be a Uint8Array, an ArrayBuffer or a string"))
-}
-
-/// Reading options objects. `undefined`/`null` options are an empty object.
-pub struct Opts<'a> {
-    obj: &'a JsValue,
-    what: &'static str,
-}
-
-impl<'a> Opts<'a> {
-    pub fn new(obj: &'a JsValue, what: &'static str) -> Result<Self> {
-        if !(obj.is_undefined() || obj.is_null() || obj.is_object()) || obj.is_function() {
-            return Err(Error::invalid(format!("{what} must be an object")));
-        }
-        Ok(Opts { obj, what })
-    }
-
-    pub fn raw(&self, name: &str) -> JsValue {
-        if self.obj.is_undefined() || self.obj.is_null() {
-            return JsValue::UNDEFINED;
-        }
-        Reflect::get(self.obj, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
-    }
-
-    fn err(&self, name: &str, expected: &str) -> Error {
-        Error::invalid(format!("{}.{name} must be {expected}", self.what))
-    }
-
-    // Optional settings: `null` means "not given", as `undefined` does.
-
-    pub fn number(&self, name: &str) -> Result<Option<f64>> {
-        let v = self.raw(name);
-        if v.is_undefined() || v.is_null() {
-            return Ok(None);
-        }
-        v.as_f64().map(Some).ok_or_else(|| self.err(name, "a number"))
-    }
-
-    pub fn string(&self, name: &str) -> Result<Option<String>> {
-        let v = self.raw(name);
-        if v.is_undefined() || v.is_null() {
-            return Ok(None);
-        }
-        match js_str(&v) {
-            Some(Ok(s)) => Ok(Some(s)),
-            Some(Err(m)) => Err(Error::invalid(format!("{}.{name} {m}", self.what))),
-            None => Err(self.err(name, "a string")),
-        }
-    }
-
-    pub fn boolean(&self, name: &str) -> Result<Option<bool>> {
-        let v = self.raw(name);
-        if v.is_undefined() || v.is_null() {
-            return Ok(None);
-        }
-        v.as_bool().map(Some).ok_or_else(|| self.err(name, "a boolean"))
-    }
-
-    pub fn function(&self, name: &str) -> Result<Option<js_sys::Function>> {
-        let v = self.raw(name);
-        if v.is_undefined() || v.is_null() {
-            return Ok(None);
-        }
-        v.dyn_into::<js_sys::Function>().map(Some).map_err(|_| self.err(name, "a function"))
-    }
-
-    /// A JSON value option; `None` when the property is absent (or `undefined`); `null` is a value.
-    pub fn json(&self, name: &str) -> Result<Option<Value>> {
-        let v = self.raw(name);
-        if v.is_undefined() {
-            return Ok(None);
-        }
-        js_to_value(&v, &format!("{}.{name}", self.what)).map(Some)
-    }
-}
-
-pub fn require_string(v: &JsValue, what: &str) -> Result<String> {
-    match js_str(v) {
-        Some(s) => s.map_err(|m| Error::invalid(format!("{what} {m}"))),
-        None => Err(Error::invalid(format!("{what} must be a string"))),
-    }
-}
-
-pub fn require_function(v: &JsValue, what: &str) -> Result<js_sys::Function> {
-    v.clone().dyn_into::<js_sys::Function>().map_err(|_| Error::invalid(format!("{what} must be a function")))
 }

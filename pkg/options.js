@@ -1,0 +1,115 @@
+// Option objects, checked the way a JS developer expects: an unknown name (a typo such as
+// `stealIfExpire`) is an InvalidArgument naming it and the nearest valid name; a value of the wrong
+// type names the option and the type. `undefined` and `null` mean "not given". Only names and types
+// are checked here; what a value means (ttl > 0, a valid key…) is the core's to judge.
+
+import { InvalidArgument } from "./errors.js";
+
+/**
+ * @typedef {"number" | "string" | "boolean" | "function" | "object" | "signal" | "any"} Kind
+ * @typedef {Record<string, Kind>} Shape
+ */
+
+/**
+ * The options object `value` checked against `shape`; returns it (or `{}` when not given).
+ * @param {unknown} value
+ * @param {Shape} shape
+ * @param {string} what e.g. "lease options"
+ * @returns {Record<string, any>}
+ */
+export function options(value, shape, what) {
+  if (value === undefined || value === null) return EMPTY;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new InvalidArgument(`${what} must be an object, got ${describe(value)}`);
+  }
+  for (const name in value) {
+    if (!Object.hasOwn(shape, name)) throw unknown(name, shape, what);
+    const v = /** @type {any} */ (value)[name];
+    if (v === undefined || v === null) continue;
+    if (!is(v, shape[name])) {
+      throw new InvalidArgument(`${what}.${name} must be ${article(shape[name])}, got ${describe(v)}`);
+    }
+    if (typeof v === "string") string(v, `${what}.${name}`);
+  }
+  return /** @type {Record<string, any>} */ (value);
+}
+
+const EMPTY = Object.freeze({});
+
+/** @param {unknown} v @param {Kind} kind */
+function is(v, kind) {
+  switch (kind) {
+    case "any":
+      return true;
+    case "object":
+      return typeof v === "object";
+    case "signal":
+      return typeof v === "object" && typeof (/** @type {any} */ (v).aborted) === "boolean" &&
+        typeof (/** @type {any} */ (v).addEventListener) === "function";
+    default:
+      return typeof v === kind;
+  }
+}
+
+/** @param {Kind} kind */
+function article(kind) {
+  return { number: "a number", string: "a string", boolean: "a boolean", function: "a function", object: "an object",
+    signal: "an AbortSignal", any: "a value" }[kind];
+}
+
+/** @param {unknown} v */
+function describe(v) {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + "…" : v)}`;
+  return typeof v === "object" ? `${v.constructor?.name ?? "an object"}` : `${typeof v} ${String(v)}`;
+}
+
+/** @param {string} name @param {Shape} shape @param {string} what */
+function unknown(name, shape, what) {
+  const valid = Object.keys(shape);
+  const near = nearest(name, valid);
+  const hint = near ? ` (did you mean "${near}"?)` : ` (valid: ${valid.join(", ")})`;
+  return new InvalidArgument(`unknown option "${name}" in ${what}${hint}`);
+}
+
+/** The valid name closest to `name` by edit distance, if close enough to be a typo. */
+function nearest(/** @type {string} */ name, /** @type {string[]} */ valid) {
+  let best = "", bestDistance = Infinity;
+  for (const v of valid) {
+    const d = distance(name.toLowerCase(), v.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [v, d];
+  }
+  return bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? best : "";
+}
+
+/** Levenshtein distance (names are short: a two-row table is plenty). */
+function distance(/** @type {string} */ a, /** @type {string} */ b) {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+/**
+ * A key or other string argument: a string of well-formed Unicode (a lone surrogate would be
+ * silently replaced on its way into the core, so two different keys could become one).
+ * @param {unknown} v @param {string} what
+ * @returns {string}
+ */
+export function string(v, what) {
+  if (typeof v !== "string") throw new InvalidArgument(`${what} must be a string, got ${describe(v)}`);
+  if (!v.isWellFormed()) throw new InvalidArgument(`${what} contains a lone surrogate (not valid Unicode)`);
+  return v;
+}
+
+/** @param {unknown} v @param {string} what @returns {Function} */
+export function func(v, what) {
+  if (typeof v !== "function") throw new InvalidArgument(`${what} must be a function, got ${describe(v)}`);
+  return v;
+}
