@@ -76,10 +76,6 @@ function open(env) {
       store.resetRequestCounts();
       return counts;
     },
-    close() {
-      db.free();
-      store.free();
-    },
   };
 }
 
@@ -99,7 +95,7 @@ async function runTick(controller, env) {
   // same tick for every delivery of it, even where the firing time carries milliseconds (as with
   // `wrangler dev`'s /__scheduled, which passes the current time).
   const tick = new Date(Math.floor(controller.scheduledTime / 60_000) * 60_000).toISOString();
-  const { db, requests, close } = open(env);
+  const { db, requests } = open(env);
   inFlight++;
   try {
     // One key per (cron expression, scheduled time). All invocations for this tick race on it;
@@ -125,7 +121,6 @@ async function runTick(controller, env) {
     throw err; // the invocation is reported as failed
   } finally {
     inFlight--;
-    close();
   }
 }
 
@@ -222,8 +217,6 @@ async function advanceJob(db, env, jobId, invocation) {
       return { ...summary, outcome: "lost", reason: err.reason ?? err.message };
     }
     throw err;
-  } finally {
-    lease.free();
   }
 }
 
@@ -237,7 +230,7 @@ function recordRun(runs, run) {
 
 async function handleRequest(request, env) {
   const url = new URL(request.url);
-  const { db, requests, close } = open(env);
+  const { db, requests } = open(env);
   try {
     if (request.method === "GET" && url.pathname === "/ticks") {
       return json(200, { ticks: await listTicks(db) });
@@ -272,8 +265,6 @@ async function handleRequest(request, env) {
   } catch (err) {
     if (err instanceof InvalidArgument) return json(400, { error: err.message });
     return json(500, { error: String(err), code: err?.code });
-  } finally {
-    close();
   }
 }
 

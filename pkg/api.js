@@ -204,7 +204,7 @@ export class Fencepost {
   async claim(/** @type {string} */ key, /** @type {unknown} */ value, /** @type {any} */ opts) {
     string(key, "key");
     const { signal } = options(opts, signalOnly, "claim options");
-    return run(signal, () => this.#core.get().claim(key, value));
+    return await run(signal, () => this.#core.get().claim(key, value));
   }
 
   /** Acquire a lease: a `Lease`, or null when held by someone else. */
@@ -225,7 +225,7 @@ export class Fencepost {
     string(key, "key");
     func(fn, "cooperativeWrite's second argument");
     const { signal } = options(opts, signalOnly, "cooperativeWrite options");
-    return run(signal, () => this.#core.get().cooperativeWrite(key, fn));
+    return await run(signal, () => this.#core.get().cooperativeWrite(key, fn));
   }
 
   /** Re-attach to the holder's current period: a `Lease`, or null. One read, no write. */
@@ -414,7 +414,7 @@ export class Doc {
       ? async (/** @type {unknown} */ v) => validate(schema, await fn(await validate(schema, v, key)), key)
       : fn;
     const hasCreate = opts != null && Object.hasOwn(opts, "create") && opts.create !== undefined;
-    return run(o.signal, () => this.#core.get().update(transition, hasCreate, hasCreate ? o.create : undefined,
+    return await run(o.signal, () => this.#core.get().update(transition, hasCreate, hasCreate ? o.create : undefined,
       o.maxAttempts ?? undefined));
   }
 
@@ -458,7 +458,7 @@ export class Objects {
   async get(/** @type {string} */ key, /** @type {any} */ opts) {
     string(key, "key");
     const { signal } = options(opts, signalOnly, "get options");
-    return run(signal, () => this.#core.get().get(key));
+    return await run(signal, () => this.#core.get().get(key));
   }
 
   /** `{etag}`, or null when `{ifAbsent}` / `{ifMatch}` did not hold. */
@@ -467,7 +467,7 @@ export class Objects {
     const o = options(opts, PUT_OPTIONS, "put options");
     if (o.ifAbsent && o.ifMatch != null) throw new InvalidArgument("ifAbsent and ifMatch cannot be combined");
     const bytes = toBytes(data);
-    return run(o.signal, () => this.#core.get().put(key, bytes, o.ifAbsent === true, o.ifMatch ?? undefined));
+    return await run(o.signal, () => this.#core.get().put(key, bytes, o.ifAbsent === true, o.ifMatch ?? undefined));
   }
 
   /** Delete; a missing key is a no-op. */
@@ -481,14 +481,14 @@ export class Objects {
   async list(/** @type {string | undefined} */ prefix, /** @type {any} */ opts) {
     if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
     const { signal } = options(opts, signalOnly, "list options");
-    return run(signal, () => this.#core.get().list(prefix ?? ""));
+    return await run(signal, () => this.#core.get().list(prefix ?? ""));
   }
 
   /** Poll until the key exists (or its etag differs from `changedFrom`); `TimeoutError` after `timeout`. */
   async waitFor(/** @type {string} */ key, /** @type {any} */ opts) {
     string(key, "key");
     const o = options(opts, WAIT_OPTIONS, "waitFor options");
-    return run(o.signal, () => this.#core.get().waitFor(key, o.timeout ?? undefined, o.pollInterval ?? undefined,
+    return await run(o.signal, () => this.#core.get().waitFor(key, o.timeout ?? undefined, o.pollInterval ?? undefined,
       o.changedFrom ?? undefined));
   }
 }

@@ -13,8 +13,8 @@
  */
 
 /**
- * The base class: `err instanceof FencepostError` catches every failure of the library.
- * @template {FencepostErrorCode} [C=FencepostErrorCode]
+ * The base class: `err instanceof FencepostError` catches every failure of the library. Each
+ * subclass narrows `code` to its own (so `err instanceof LeaseLost` gives `code: "LEASE_LOST"`).
  */
 export class FencepostError extends Error {
   /** @type {FencepostErrorCode} */
@@ -27,8 +27,9 @@ export class FencepostError extends Error {
   constructor(message, details) {
     super(message, details && "cause" in details ? { cause: details.cause } : undefined);
     Object.defineProperty(this, "name", { value: new.target.name, configurable: true, writable: true });
-    /** Stable and machine-readable: one code per class. @readonly @type {C} */
-    this.code = /** @type {C} */ (/** @type {typeof FencepostError} */ (new.target).code);
+    /** Stable and machine-readable: one code per class. @readonly @type {FencepostErrorCode} */
+    this.code;
+    Object.assign(this, { code: /** @type {typeof FencepostError} */ (new.target).code });
     /** The key the failed operation was about, when there was one. @type {string | undefined} */
     this.key;
     if (details?.key !== undefined) this.key = details.key;
@@ -37,7 +38,6 @@ export class FencepostError extends Error {
 
 /**
  * The lease handle no longer names the current ownership period: stop and discard the work.
- * @extends {FencepostError<"LEASE_LOST">}
  */
 export class LeaseLost extends FencepostError {
   /** @type {"LEASE_LOST"} */
@@ -46,15 +46,15 @@ export class LeaseLost extends FencepostError {
   /** @param {string} message @param {{key?: string, reason?: string, cause?: unknown}} [details] */
   constructor(message, details) {
     super(message, details);
-    /** Why: "epoch advanced from 3 to 4", "the lease was released", … @type {string | undefined} */
-    this.reason;
-    if (details?.reason !== undefined) this.reason = details.reason;
+    /** @readonly @type {"LEASE_LOST"} */
+    this.code;
+    /** Why: "epoch advanced from 3 to 4", "the lease was released", … @type {string} */
+    this.reason = details?.reason ?? message;
   }
 }
 
 /**
  * A compare-and-swap loop ran out of attempts.
- * @extends {FencepostError<"CONFLICT">}
  */
 export class ConflictError extends FencepostError {
   /** @type {"CONFLICT"} */
@@ -63,6 +63,8 @@ export class ConflictError extends FencepostError {
   /** @param {string} message @param {{key?: string, attempts?: number}} [details] */
   constructor(message, details) {
     super(message, details);
+    /** @readonly @type {"CONFLICT"} */
+    this.code;
     /** @type {number | undefined} */
     this.attempts;
     if (details?.attempts !== undefined) this.attempts = details.attempts;
@@ -73,8 +75,6 @@ export class ConflictError extends FencepostError {
  * The store refused the request or could not be reached (after bounded retries). `code` is always
  * "STORAGE_ERROR" (or "AMBIGUOUS_WRITE" for the subclass); the store's own error code, when it gave
  * one, is `s3Code` (e.g. "SignatureDoesNotMatch", "AccessDenied"), and `status` the HTTP status.
- * @template {"STORAGE_ERROR" | "AMBIGUOUS_WRITE"} [C="STORAGE_ERROR" | "AMBIGUOUS_WRITE"]
- * @extends {FencepostError<C>}
  */
 export class StorageError extends FencepostError {
   /** @type {"STORAGE_ERROR" | "AMBIGUOUS_WRITE"} */
@@ -83,6 +83,8 @@ export class StorageError extends FencepostError {
   /** @param {string} message @param {{key?: string, s3Code?: string, status?: number, cause?: unknown}} [details] */
   constructor(message, details) {
     super(message, details);
+    /** @readonly @type {"STORAGE_ERROR" | "AMBIGUOUS_WRITE"} */
+    this.code;
     /** The store's own error code, when it gave one. @type {string | undefined} */
     this.s3Code;
     if (details?.s3Code !== undefined) this.s3Code = details.s3Code;
@@ -95,17 +97,22 @@ export class StorageError extends FencepostError {
 /**
  * A write's response was lost (or the call was aborted while it was in flight) and reading back could
  * not prove whether it landed. `cause` is the abort reason when an abort caused it.
- * @extends {StorageError<"AMBIGUOUS_WRITE">}
  */
 export class AmbiguousWriteError extends StorageError {
   /** @type {"AMBIGUOUS_WRITE"} */
   static code = "AMBIGUOUS_WRITE";
+
+  /** @param {string} message @param {{key?: string, cause?: unknown}} [details] */
+  constructor(message, details) {
+    super(message, details);
+    /** @readonly @type {"AMBIGUOUS_WRITE"} */
+    this.code;
+  }
 }
 
 /**
  * Bad input (a key, a ttl, a value that is not JSON, an unknown option): rejected before anything
  * was written. `issues` holds a Standard Schema's issues when a schema refused the value.
- * @extends {FencepostError<"INVALID_ARGUMENT">}
  */
 export class InvalidArgument extends FencepostError {
   /** @type {"INVALID_ARGUMENT"} */
@@ -114,6 +121,8 @@ export class InvalidArgument extends FencepostError {
   /** @param {string} message @param {{key?: string, issues?: ReadonlyArray<{readonly message: string}>}} [details] */
   constructor(message, details) {
     super(message, details);
+    /** @readonly @type {"INVALID_ARGUMENT"} */
+    this.code;
     /** @type {ReadonlyArray<{readonly message: string}> | undefined} */
     this.issues;
     if (details?.issues !== undefined) this.issues = details.issues;
@@ -122,7 +131,6 @@ export class InvalidArgument extends FencepostError {
 
 /**
  * `objects.waitFor` timed out.
- * @extends {FencepostError<"TIMEOUT">}
  */
 export class TimeoutError extends FencepostError {
   /** @type {"TIMEOUT"} */
@@ -131,6 +139,8 @@ export class TimeoutError extends FencepostError {
   /** @param {string} message @param {{key?: string, timeout?: number}} [details] */
   constructor(message, details) {
     super(message, details);
+    /** @readonly @type {"TIMEOUT"} */
+    this.code;
     /** Seconds waited. @type {number | undefined} */
     this.timeout;
     if (details?.timeout !== undefined) this.timeout = details.timeout;
@@ -139,20 +149,32 @@ export class TimeoutError extends FencepostError {
 
 /**
  * `doc.update` found no document and was given no `create` value.
- * @extends {FencepostError<"NOT_FOUND">}
  */
 export class NotFoundError extends FencepostError {
   /** @type {"NOT_FOUND"} */
   static code = "NOT_FOUND";
+
+  /** @param {string} message @param {{key?: string, cause?: unknown}} [details] */
+  constructor(message, details) {
+    super(message, details);
+    /** @readonly @type {"NOT_FOUND"} */
+    this.code;
+  }
 }
 
 /**
  * A stored object is not what fencepost expects (not JSON, not a lease document). Nothing was written.
- * @extends {FencepostError<"CORRUPT">}
  */
 export class CorruptObjectError extends FencepostError {
   /** @type {"CORRUPT"} */
   static code = "CORRUPT";
+
+  /** @param {string} message @param {{key?: string, cause?: unknown}} [details] */
+  constructor(message, details) {
+    super(message, details);
+    /** @readonly @type {"CORRUPT"} */
+    this.code;
+  }
 }
 
 const byCode = new Map(
@@ -177,6 +199,7 @@ export function fromFailure(e) {
   const C = byCode.get(code) ?? FencepostError;
   const err = new C(message, details);
   // Drop this helper's own frame: the stack starts at the API method and runs into the caller.
-  if (typeof Error.captureStackTrace === "function") Error.captureStackTrace(err, fromFailure);
+  const capture = /** @type {any} */ (Error).captureStackTrace;
+  if (typeof capture === "function") capture(err, fromFailure);
   return err;
 }

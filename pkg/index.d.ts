@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 // Type declarations for fencepost. Every duration is in seconds. The error classes' types are
 // generated from `errors.js` (see `errors.d.ts`).
 

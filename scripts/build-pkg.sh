@@ -11,7 +11,7 @@ cargo build --lib --target wasm32-unknown-unknown --release
 wasm-bindgen --target web --out-dir pkg --out-name fencepost --no-typescript \
   target/wasm32-unknown-unknown/release/fencepost.wasm
 # The error classes' types come from errors.js itself (its JSDoc), so the two cannot drift.
-node_modules/.bin/tsc pkg/errors.js --allowJs --declaration --emitDeclarationOnly --target es2022 --outDir pkg
+node_modules/.bin/tsc -p pkg/tsconfig.errors.json
 raw=$(stat -c %s pkg/fencepost_bg.wasm)
 # The features rustc enables by default for wasm32 today; -Oz for size (Workers bundle limits).
 node_modules/.bin/wasm-opt -Oz \

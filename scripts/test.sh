@@ -3,7 +3,8 @@
 # runs every stage, stops the servers, and prints one summary line.
 #
 #   scripts/test.sh            all stages
-#   scripts/test.sh node deno  only these stages (native wasm node examples types deno workerd browser demo)
+#   scripts/test.sh node deno  only these stages (native wasm node examples types package deno workerd browser
+#                              bundlers demo)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -12,7 +13,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native wasm node examples types deno workerd browser demo)
+[ ${#stages[@]} -eq 0 ] && stages=(native wasm node examples types package deno workerd browser bundlers demo)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -48,10 +49,14 @@ if want native; then
 fi
 
 needs_pkg=0
-for s in wasm node examples types deno workerd browser demo; do want "$s" && needs_pkg=1; done
+needs_servers=0
+for s in wasm node examples types deno workerd browser demo; do want "$s" && needs_pkg=1 && needs_servers=1; done
+for s in package bundlers; do want "$s" && needs_pkg=1; done   # the built package, no test servers
 if [ $needs_pkg -eq 1 ]; then
   bash scripts/build-pkg.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
   bash scripts/install-pkg.sh || { echo "packing failed"; echo "0 passed, 1 failed"; exit 1; }
+fi
+if [ $needs_servers -eq 1 ]; then
   scripts/servers/start.sh || { echo "test servers failed to start"; echo "0 passed, 1 failed"; exit 1; }
   trap 'scripts/servers/stop.sh >/dev/null 2>&1' EXIT
   set -a; . .run/servers.env; set +a
@@ -70,7 +75,16 @@ if want examples; then
   stage examples count_plain node tests/js/examples.mjs
 fi
 if want types; then
-  stage types count_plain bash -c 'tsc -p tests/js/tsconfig.json && echo "1 passed, 0 failed"'
+  # The package's types under each moduleResolution a user may have; then `await using` as Node 20
+  # users get it (TypeScript's downlevel), compiled and run.
+  for resolution in nodenext node16 bundler; do
+    config=tests/js/tsconfig.json; [ $resolution = nodenext ] || config=tests/js/tsconfig.$resolution.json
+    stage "types-$resolution" count_plain bash -c "tsc -p $config && echo '1 passed, 0 failed'"
+  done
+  stage await-using count_plain bash -c 'tsc -p tests/js/tsconfig.await-using.json && node .run/await-using/await-using.node.mjs'
+fi
+if want package; then
+  stage package count_plain node tests/js/package-check.mjs
 fi
 if want deno; then
   stage deno count_deno deno test --allow-read --allow-env --allow-net=127.0.0.1 --config tests/js/deno.json tests/js/deno.test.mjs
@@ -81,6 +95,10 @@ fi
 if want browser; then
   stage browser count_plain node tests/js/browser/run.mjs
   stage lost-responses count_plain node tests/js/browser/lost-responses.mjs
+fi
+
+if want bundlers; then
+  stage bundlers count_plain node tests/js/bundlers/run.mjs
 fi
 
 if want demo; then

@@ -11,7 +11,13 @@ const settings = Deno.env.toObject();
 const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, settings, "deno") };
 
 for (const [name, makeStore] of Object.entries(stores)) {
-  for (const c of cases({ lib, makeStore, schemas: { zod, valibot } })) {
+  for (const c of cases({ lib, makeStore, schemas: { zod, valibot }, inspect: Deno.inspect })) {
     Deno.test(`deno / ${name} / ${c.name}`, c.fn);
   }
 }
+
+// `await using`, natively.
+Deno.test("deno / await using releases the lease", async () => {
+  const { awaitUsingReleases } = await import("./await-using.ts");
+  await awaitUsingReleases(lib);
+});

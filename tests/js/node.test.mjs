@@ -1,5 +1,6 @@
 // The JS conformance suite under Node's test runner, on the installed package: memory, SeaweedFS, moto.
 import { describe, test } from "node:test";
+import { inspect } from "node:util";
 import * as lib from "fencepost";
 import * as zod from "zod";
 import * as valibot from "valibot";
@@ -10,6 +11,6 @@ const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, process.en
 
 for (const [name, makeStore] of Object.entries(stores)) {
   describe(`node / ${name}`, () => {
-    for (const c of cases({ lib, makeStore, schemas: { zod, valibot } })) test(c.name, c.fn);
+    for (const c of cases({ lib, makeStore, schemas: { zod, valibot }, inspect })) test(c.name, c.fn);
   });
 }

@@ -14,7 +14,11 @@ export function s3Factories(lib, settings, runtime, names = ["SEAWEED", "MOTO"])
   const out = {};
   for (const name of names) {
     const endpoint = settings[`FENCEPOST_${name}_ENDPOINT`];
-    if (!endpoint) throw new Error(`FENCEPOST_${name}_ENDPOINT is not set: run the suite through scripts/test.sh`);
+    // Not configured (the suite run directly, without scripts/test.sh): memory cases only.
+    if (!endpoint) {
+      console.log(`# FENCEPOST_${name}_ENDPOINT is not set: skipping ${name.toLowerCase()} (scripts/test.sh starts it)`);
+      continue;
+    }
     out[name.toLowerCase()] = () =>
       lib.s3Store({
         endpoint,

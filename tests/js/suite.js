@@ -65,6 +65,124 @@ export function cases(env) {
   const list = [];
   const test = (name, fn) => list.push({ name, fn });
 
+  // ------------------------------------------------------------------ the JS surface
+  test("JS surface: handles are plain objects; inspection shows fields, never wasm internals or the holder", async () => {
+    const w = world(env);
+    const lease = await w.db.lease("job", { ttl: 30, stateFn: () => ({ step: 1 }) });
+    for (const field of ["key", "epoch", "ttl", "state", "deadlineAt", "etag", "released"]) {
+      assert(Object.keys(lease).includes(field), `own enumerable field ${field}: ${Object.keys(lease)}`);
+    }
+    for (const handle of [lease, w.db, w.db.doc("d"), w.db.objects, lib.memoryStore()]) {
+      const shown = JSON.stringify(Object.entries(handle), (k, v) => (typeof v === "bigint" ? String(v) : v));
+      assert(!/__wbg|ptr/.test(shown) && !Object.keys(handle).some((k) => k.startsWith("__")), `no wasm internals: ${shown}`);
+      assert(typeof handle.free === "undefined", "no free(): memory is reclaimed by the garbage collector");
+    }
+    assert(typeof lease[Symbol.dispose] === "undefined", "no Symbol.dispose that would free a live lease");
+    assert(!Object.values(lease).includes(lease.holder) && !JSON.stringify(lease).includes(lease.holder), "holder not shown");
+    if (env.inspect) {
+      const text = env.inspect(lease);
+      for (const part of ["job", "epoch", "deadlineAt", "state", "step"]) assert(text.includes(part), `inspect shows ${part}: ${text}`);
+      assert(!text.includes(lease.holder) && text.includes("[redacted]"), `holder redacted: ${text}`);
+      assert(!/__wbg|ptr/.test(text), `no pointer: ${text}`);
+      const db = env.inspect(w.db);
+      assert(db.includes("Fencepost") && db.includes("Store") && !/__wbg|ptr/.test(db), `Fencepost inspect: ${db}`);
+    }
+  });
+
+  test("JS surface: an unknown option name is an InvalidArgument naming it and the nearest valid one", async () => {
+    const w = world(env);
+    const e = await rejects(w.db.lease("k", { ttl: 30, stealIfExpire: false }), lib.InvalidArgument, "typo");
+    assert(e.message.includes("stealIfExpire") && e.message.includes("stealIfExpired"), e.message);
+    eq(w.counts(), w.req(0, 0), "nothing sent");
+    let thrown;
+    try {
+      new lib.Fencepost(lib.memoryStore(), { retyr: { maxAttempts: 2 } });
+    } catch (err) {
+      thrown = err;
+    }
+    assert(thrown instanceof lib.InvalidArgument && thrown.message.includes("retyr") && thrown.message.includes("retry"),
+      `constructor: ${thrown}`);
+    for (const call of [
+      () => w.db.claim("k", 1, { sigal: null }),
+      () => w.db.doc("d").update((v) => v, { crate: 1 }),
+      () => w.db.objects.put("k", "x", { ifAbsnt: true }),
+      () => w.db.objects.waitFor("k", { timout: 1 }),
+      () => w.db.attachLease("k", { holder: "h", ttl: 1, tll: 2 }),
+    ]) {
+      await rejects(call(), lib.InvalidArgument, "typo'd option");
+    }
+    await rejects(w.db.lease("k", { ttl: "30" }), lib.InvalidArgument, "wrong type");
+    eq(w.counts(), w.req(0, 0), "nothing sent");
+  });
+
+  test("JS surface: every error's stack includes the caller's own frame", async () => {
+    const w = world(env);
+    const held = await w.db.lease("job", { ttl: 30 });
+    // Each call awaited where it is made, as callers do (V8 records the awaiting async frames).
+    async function callerFrameProbe() {
+      const errors = [];
+      const calls = [() => w.db.claim("log/reserved", 1), () => w.db.lease("job", { ttl: 30, stealIfExpire: true }),
+        () => w.db.doc("nothing").update((v) => v), async () => (await held.release(), await held.renew())];
+      for (const call of calls) {
+        try {
+          await call();
+        } catch (e) {
+          errors.push(e);
+        }
+      }
+      return errors;
+    }
+    const errors = await callerFrameProbe();
+    eq(errors.map((e) => e.code), ["INVALID_ARGUMENT", "INVALID_ARGUMENT", "NOT_FOUND", "LEASE_LOST"], "codes");
+    for (const e of errors) {
+      assert(e instanceof lib.FencepostError, `typed: ${e}`);
+      assert(String(e.stack).includes("callerFrameProbe"), `caller's frame in the stack: ${e.stack}`);
+    }
+  });
+
+  test("JS surface: after release every method rejects with LeaseLost and signal is aborted", async () => {
+    const w = world(env);
+    const lease = await w.db.lease("job", { ttl: 30 });
+    assert(lease.signal instanceof AbortSignal && !lease.signal.aborted, "live signal");
+    await lease.release();
+    assert(lease.released === true, "released field");
+    assert(lease.signal.aborted && lease.signal.reason instanceof lib.LeaseLost, "signal aborted with LeaseLost");
+    w.counts();
+    for (const call of [() => lease.renew(), () => lease.write(1), () => lease.updateState((s) => s), () => lease.release()]) {
+      const e = await rejects(call(), lib.LeaseLost, "after release");
+      eq(e.code, "LEASE_LOST", "code");
+    }
+    eq(w.counts(), w.req(0, 0), "nothing sent after release");
+    await lease[Symbol.asyncDispose](); // nothing to do, does not throw
+    const thief = await w.peer().lease("job", { ttl: 30 });
+    eq(thief.epoch, 2, "re-acquired");
+  });
+
+  test("JS surface: Symbol.asyncDispose releases a live lease", async () => {
+    const w = world(env);
+    const lease = await w.db.lease("job", { ttl: 30 });
+    await lease[Symbol.asyncDispose]();
+    assert(lease.released && lease.signal.aborted, "released through dispose");
+    eq(JSON.parse(await w.text("job")).holder, null, "released on the wire");
+  });
+
+  test("JS surface: an already-aborted signal rejects with its reason and sends nothing", async () => {
+    const w = world(env);
+    const reason = new Error("stop now");
+    const signal = AbortSignal.abort(reason);
+    for (const call of [() => w.db.claim("k", 1, { signal }), () => w.db.lease("k", { ttl: 1, signal }),
+      () => w.db.doc("d").get({ signal }), () => w.db.objects.list("", { signal })]) {
+      let got;
+      try {
+        await call();
+      } catch (e) {
+        got = e;
+      }
+      assert(got === reason, `rejected with the signal's reason: ${got}`);
+    }
+    eq(w.counts(), w.req(0, 0), "nothing sent");
+  });
+
   // ------------------------------------------------------------------ exports and errors
   test("exports the SPEC API and error classes", async () => {
     for (const name of ["Fencepost", "memoryStore", "s3Store", "r2Store", "countingStore", "objects", "Lease", "Doc", "Objects",

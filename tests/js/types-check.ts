@@ -1,17 +1,23 @@
-// Compile-time checks of pkg/index.d.ts (run by `tsc --noEmit` in the test suite): the generics
-// flow through, and misuse is a type error (each @ts-expect-error must really be an error).
+// Compile-time checks of the package's types (run by `tsc --noEmit` in the test suite, under
+// moduleResolution node16, nodenext and bundler): the generics flow through, and misuse is a type
+// error (each @ts-expect-error must really be an error, or tsc fails).
 import {
-  Fencepost, memoryStore, s3Store, countingStore, objects, LeaseLost, StorageError, InvalidArgument,
-  type Lease, type Doc, type ClaimResult, type Json, type StandardSchemaV1,
+  Fencepost, memoryStore, s3Store, countingStore, objects, FencepostError, LeaseLost, StorageError,
+  AmbiguousWriteError, InvalidArgument, initWasm,
+  type Lease, type Doc, type ClaimResult, type Json, type StandardSchemaV1, type FencepostErrorCode,
 } from "fencepost";
 
 type Job = { step: number; cancel?: boolean };
+/** Interfaces (no index signature) are valid state and document types. */
+interface Task { title: string; done: boolean; tags?: string[]; due?: Date }
 
 export async function typed(): Promise<void> {
+  await initWasm();
   const db = new Fencepost(countingStore(memoryStore()), { retry: { maxAttempts: 3 }, now: () => Date.now() });
 
   const c: ClaimResult<{ by: string }> = await db.claim("k", { by: "me" });
   const by: string = c.value.by;
+  const t: ClaimResult<Task> = await db.claim<Task>("task", { title: "x", done: false, due: new Date() });
 
   const lease: Lease<Job> | null = await db.lease<Job>("jobs/1", { ttl: 30, stateFn: (s) => s ?? { step: 0 } });
   if (lease) {
@@ -19,10 +25,24 @@ export async function typed(): Promise<void> {
     const next: Job = await lease.updateState((s) => ({ ...s, step: s.step + 1 }));
     const when: Date = lease.deadlineAt;
     const epoch: number = lease.epoch;
-    await lease.renew();
+    const signal: AbortSignal = lease.signal;
+    await lease.renew({ signal: AbortSignal.timeout(1000) });
     await lease.release({ state: { step, cancel: true } });
-    void [next, when, epoch];
+    const disposable: AsyncDisposable = lease;
+    void [next, when, epoch, signal, disposable];
   }
+  // Without stateFn a fresh lease's state is null.
+  const plain = await db.lease<Job>("jobs/2", { ttl: 30 });
+  if (plain) {
+    const s: Job | null = plain.state;
+    // @ts-expect-error state may be null without stateFn
+    plain.state.step;
+    // @ts-expect-error handles have no free(): memory is reclaimed by the garbage collector
+    plain.free();
+    void s;
+  }
+  const taskLease = await db.lease<Task>("tasks/1", { ttl: 10, stateFn: () => ({ title: "t", done: false }) });
+  const title: string | undefined = taskLease?.state.title;
   const cancelled: Job | null = await db.cooperativeWrite<Job>("jobs/1", (s) => ({ ...s, cancel: true }));
 
   const doc: Doc<{ n: number }> = db.doc<{ n: number }>("stats");
@@ -33,6 +53,8 @@ export async function typed(): Promise<void> {
     const etag: string = got.etag;
     void [value, etag];
   }
+  const tasks: Doc<Task> = db.doc<Task>("tasks");
+  await tasks.update((v) => ({ ...v, done: true }), { create: { title: "new", done: false } });
 
   const schema: StandardSchemaV1<unknown, { tags: string[] }> = {
     "~standard": { version: 1, vendor: "test", validate: (v) => ({ value: v as { tags: string[] } }) },
@@ -48,22 +70,45 @@ export async function typed(): Promise<void> {
   try {
     await db.claim("k", 1);
   } catch (e) {
-    if (e instanceof LeaseLost) { const reason: string = e.reason; void reason; }
-    if (e instanceof StorageError) { const status: number | undefined = e.status; void status; }
+    if (e instanceof LeaseLost) { const reason: string = e.reason; const code: "LEASE_LOST" = e.code; void [reason, code]; }
+    if (e instanceof StorageError) {
+      const status: number | undefined = e.status;
+      const s3Code: string | undefined = e.s3Code;
+      const code: "STORAGE_ERROR" | "AMBIGUOUS_WRITE" = e.code;
+      void [status, s3Code, code];
+    }
+    if (e instanceof AmbiguousWriteError) { const code: "AMBIGUOUS_WRITE" = e.code; void code; }
     if (e instanceof InvalidArgument) { const code: "INVALID_ARGUMENT" = e.code; void code; }
+    if (e instanceof FencepostError) {
+      const code: FencepostErrorCode = e.code;
+      if (e.code === "CONFLICT") { const narrowed: "CONFLICT" = e.code; void narrowed; }
+      // @ts-expect-error not a fencepost code: comparing with it is a type error
+      if (e.code === "LEASE_LOST_TYPO") void 0;
+      void code;
+    }
   }
 
   s3Store({ endpoint: "http://127.0.0.1:8333", bucket: "b", accessKeyId: "a", secretAccessKey: "s", prefix: "app" });
 
   // @ts-expect-error ttl is required
   await db.lease("jobs/2", {});
+  // @ts-expect-error a typo'd option name is refused (and is an InvalidArgument at run time)
+  await db.lease("jobs/2", { ttl: 30, stealIfExpire: false });
+  // @ts-expect-error so is one in the constructor
+  new Fencepost(memoryStore(), { retyr: { maxAttempts: 1 } });
   // @ts-expect-error a BigInt is not JSON
   await db.claim("k", 10n);
+  // @ts-expect-error a function is not JSON
+  await db.claim("k", { run: () => 1 });
   // @ts-expect-error the update function must return the document type
   await doc.update(() => "nope");
   // @ts-expect-error s3Store needs credentials
   s3Store({ endpoint: "http://x", bucket: "b" });
+  // @ts-expect-error ifAbsent and ifMatch cannot be combined
+  await o.put("k", "x", { ifAbsent: true, ifMatch: "abc" });
+  // @ts-expect-error signal must be an AbortSignal
+  await db.claim("k", 1, { signal: true });
 
   const anyJson: Json = { a: [1, "x", null, { b: true }] };
-  void [by, cancelled, n, tags, put, bytes, keys, anyJson];
+  void [by, t, title, cancelled, n, tags, put, bytes, keys, anyJson];
 }

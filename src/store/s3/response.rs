@@ -133,18 +133,37 @@ fn body_snippet(body: &[u8]) -> String {
 
 /// Make an error fit to hand up: every occurrence of each secret (a server or transport may echo
 /// the signature or a token) replaced by `[redacted]`, then the message shortened. Redacting
-/// first means a cut can never leave part of a secret behind.
+/// first means a cut can never leave part of a secret behind. A short secret is only redacted where
+/// it stands as a word of its own, so text that merely contains its letters ("no response" with
+/// the secret "s") is left as it is.
 pub fn sanitize(mut err: StoreError, secrets: &[&str]) -> StoreError {
     for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        if err.message.contains(secret) {
-            err.message = err.message.replace(secret, "[redacted]");
-        }
-        if let Some(code) = err.code.as_mut().filter(|c| c.contains(secret)) {
-            *code = code.replace(secret, "[redacted]");
+        err.message = redact(&err.message, secret);
+        if let Some(code) = err.code.as_mut() {
+            *code = redact(code, secret);
         }
     }
     err.message = clip(&err.message, MAX_MESSAGE_CHARS);
     err
+}
+
+/// `text` with `secret` replaced by `[redacted]`: every occurrence of a secret of 16 characters or
+/// more (no text contains one by chance), only whole-word occurrences of a shorter one.
+fn redact(text: &str, secret: &str) -> String {
+    const ALWAYS: usize = 16;
+    let in_word = |c: char| c.is_alphanumeric();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(secret) {
+        let (before, after) = (&rest[..at], &rest[at + secret.len()..]);
+        let whole = secret.len() >= ALWAYS
+            || (!before.chars().next_back().is_some_and(in_word) && !after.chars().next().is_some_and(in_word));
+        out.push_str(before);
+        out.push_str(if whole { "[redacted]" } else { secret });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 fn clip(text: &str, max_chars: usize) -> String {

@@ -898,3 +898,15 @@ fn tricky_keys_round_trip_through_put_get_list() {
         );
     });
 }
+
+#[test]
+fn redaction_never_rewrites_text_that_is_not_a_secret() {
+    let err = |m: &str| StoreError::new(FailureKind::Indeterminate, None, None, m);
+    // A one-character secret: only where it stands alone.
+    let out = response::sanitize(err("no response (s) from host"), &["s"]);
+    assert_eq!(out.message, "no response ([redacted]) from host");
+    // A long one: wherever it appears, even glued to other credential characters.
+    let long = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    let out = response::sanitize(err(&format!("token=x&secret={long}&y")), &[long]);
+    assert_eq!(out.message, "token=x&secret=[redacted]&y");
+}
