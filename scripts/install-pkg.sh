@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Packs pkg/ with `npm pack` and installs the tarball as node_modules/fencepost, so every test
-# runtime imports exactly what users get from the registry.
+# runtime imports exactly what users get from the registry. pkg/README.md and pkg/LICENSE-* are
+# committed files, so `pnpm pack` or `yarn pack` in pkg/ ship them too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cp README.md pkg/README.md 2>/dev/null || true
-cp LICENSE-MIT LICENSE-APACHE pkg/
 rm -f pkg/fencepost-*.tgz
 tarball=$(cd pkg && npm pack --silent)
 rm -rf node_modules/fencepost

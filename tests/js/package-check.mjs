@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+// The package as users get it, whatever packs it: packs pkg/ with npm, pnpm and yarn and checks each
+// tarball holds the README, both licenses, the types and the wasm; runs publint (strict) and
+// @arethetypeswrong/cli (esm-only: the package is ESM, with no CommonJS entry) on the npm tarball;
+// checks pkg/'s licenses are the root ones, committed (not copied in at pack time), and that the
+// npm README links only to its own headings. Run after scripts/build-pkg.sh. Prints ok / not ok per
+// check, then "N passed, M failed".
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(fileURLToPath(new URL("../../", import.meta.url)));
+const PKG = join(ROOT, "pkg");
+const BIN = join(ROOT, "node_modules", ".bin");
+const REQUIRED = ["package.json", "README.md", "LICENSE-MIT", "LICENSE-APACHE", "index.d.ts", "errors.d.ts", "wasm.d.ts", "fencepost_bg.wasm", "fencepost.js"];
+const COMMITTED = ["pkg/README.md", "pkg/LICENSE-MIT", "pkg/LICENSE-APACHE"];
+
+let passed = 0;
+let failed = 0;
+function check(name, problems) {
+  const list = [problems].flat().filter(Boolean);
+  if (list.length === 0) {
+    passed++;
+    console.log(`ok - ${name}`);
+  } else {
+    failed++;
+    console.log(`not ok - ${name}`);
+    for (const p of list) console.log(String(p).split("\n").map((l) => `    ${l}`).join("\n"));
+  }
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { encoding: "utf8", timeout: 120_000, ...opts });
+  return { ok: r.status === 0, out: `${r.stdout ?? ""}${r.stderr ?? ""}${r.error ? r.error.message : ""}`.trim() };
+}
+
+const tmp = mkdtempSync(join(tmpdir(), "fencepost-pack-"));
+try {
+  // ---------------------------------------------------------------- the files themselves
+  check("pkg/LICENSE-MIT and pkg/LICENSE-APACHE are the repository's licenses", ["LICENSE-MIT", "LICENSE-APACHE"].map((f) =>
+    !existsSync(join(PKG, f)) ? `pkg/${f} is missing`
+      : !readFileSync(join(PKG, f)).equals(readFileSync(join(ROOT, f))) ? `pkg/${f} differs from ${f}` : null));
+
+  if (existsSync(join(ROOT, ".git"))) {
+    const tracked = execFileSync("git", ["ls-files", "--", ...COMMITTED], { cwd: ROOT, encoding: "utf8" }).split("\n").filter(Boolean);
+    check("pkg/README.md and the licenses are committed files (any packer finds them)",
+      COMMITTED.filter((f) => !tracked.includes(f)).map((f) => `${f} is not tracked by git`));
+  }
+
+  check("pkg/README.md links only to its own headings", readmeLinkProblems(readFileSync(join(PKG, "README.md"), "utf8")));
+
+  // ---------------------------------------------------------------- packing
+  const packers = {
+    npm: { cmd: "npm", args: (dest) => ["pack", "--silent", "--pack-destination", dest] },
+    pnpm: { cmd: join(BIN, "pnpm"), args: (dest) => ["pack", "--pack-destination", dest] },
+    yarn: { cmd: join(BIN, "yarn"), args: (dest) => ["pack", "--silent", "--filename", join(dest, "fencepost.tgz")] },
+  };
+  const tarballs = {};
+  for (const [name, { cmd, args }] of Object.entries(packers)) {
+    const dest = join(tmp, name);
+    mkdirSync(dest);
+    const r = run(cmd, args(dest).map(String), { cwd: PKG, env: { ...process.env, npm_config_loglevel: "error" } });
+    const file = existsSync(dest) ? readdirSync(dest).find((f) => f.endsWith(".tgz")) : undefined;
+    if (!r.ok || !file) {
+      check(`${name} pack`, `exit ${r.ok ? 0 : "non-zero"}, no tarball: ${r.out}`);
+      continue;
+    }
+    const tarball = join(dest, file);
+    tarballs[name] = tarball;
+    const entries = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).split("\n").filter(Boolean).map((e) => e.replace(/^package\//, ""));
+    const readme = execFileSync("tar", ["-xzOf", tarball, "package/README.md"]);
+    check(`${name} pack: the tarball has ${REQUIRED.join(", ")}`, [
+      ...REQUIRED.filter((f) => !entries.includes(f)).map((f) => `missing ${f}`),
+      readme.equals(readFileSync(join(PKG, "README.md"))) ? null : "its README.md is not pkg/README.md",
+    ]);
+  }
+
+  // ---------------------------------------------------------------- linters, on what npm publishes
+  if (tarballs.npm) {
+    const lint = run(join(BIN, "publint"), ["run", "--strict", tarballs.npm]);
+    check("publint --strict", lint.ok && /All good!/.test(lint.out) ? null : lint.out);
+    const attw = run(join(BIN, "attw"), ["--profile", "esm-only", "--no-emoji", "--no-color", "--format", "table", tarballs.npm]);
+    check("attw --profile esm-only (every entry point resolves to its types under node16 ESM and bundler)", attw.ok ? null : attw.out);
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
+
+/** Links that are not `#anchor`s of a heading in the same file (npm shows the README alone). */
+function readmeLinkProblems(md) {
+  const text = md.replace(/^```[\s\S]*?^```/gm, ""); // code blocks hold code, not links
+  const slugs = new Map();
+  const anchors = new Set();
+  for (const [, heading] of text.matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)) {
+    // GitHub's (and npm's) heading ids: lower case, punctuation dropped, spaces to hyphens, -N for repeats.
+    const base = heading.replace(/`/g, "").replace(/\[([^\]]*)\]\([^)]*\)/g, "$1").toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+    const n = slugs.get(base) ?? 0;
+    slugs.set(base, n + 1);
+    anchors.add(n ? `${base}-${n}` : base);
+  }
+  const problems = [];
+  const inline = text.replace(/`[^`\n]*`/g, "");
+  for (const [, target] of inline.matchAll(/\]\(([^)\s]+)[^)]*\)/g)) {
+    if (!target.startsWith("#")) problems.push(`link to ${target}: only links to this README's own headings work for every reader`);
+    else if (!anchors.has(target.slice(1))) problems.push(`link to ${target}: no such heading`);
+  }
+  for (const [, target] of inline.matchAll(/^\s*\[[^\]]+\]:\s*(\S+)/gm)) {
+    if (!target.startsWith("#")) problems.push(`reference link to ${target}`);
+  }
+  if (/<a\s+href=/i.test(inline)) problems.push("an HTML link (<a href>)");
+  return problems;
+}
