@@ -1,0 +1,26 @@
+// The error classes have one source, pkg/errors.js: every code the Rust core can report to JS maps
+// onto a class there, and the README names every class.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import * as lib from "fencepost";
+
+const root = new URL("../../", import.meta.url);
+const classes = Object.values(lib).filter((v) => typeof v === "function" && v.prototype instanceof Error);
+
+test("every code of the Rust core has its JS class", () => {
+  const rust = readFileSync(new URL("src/error.rs", root), "utf8");
+  const body = rust.slice(rust.indexOf("pub fn code(&self)"), rust.indexOf("pub fn invalid("));
+  // Codes the core never hands to JS as a failure record: a callback's own error and an abort
+  // reason are passed through unchanged.
+  const passedThrough = new Set(["CALLBACK", "ABORTED"]);
+  const codes = [...body.matchAll(/=> "([A-Z_]+)"/g)].map((m) => m[1]).filter((c) => !passedThrough.has(c));
+  assert.ok(codes.length >= 8, `found the codes (${codes})`);
+  const js = new Set(classes.map((C) => C.code));
+  for (const code of codes) assert.ok(js.has(code), `${code} has a class in pkg/errors.js`);
+});
+
+test("the README names every error class", () => {
+  const readme = readFileSync(new URL("README.md", root), "utf8");
+  for (const C of classes) assert.ok(readme.includes("`" + C.name + "`"), `${C.name} in the README`);
+});
