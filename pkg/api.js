@@ -261,6 +261,20 @@ export function objects(/** @type {any} */ store, /** @type {any} */ settings) {
 
 // ------------------------------------------------------------------------------------ Lease
 
+const live = (/** @type {(s: any[]) => unknown} */ pick) => ({
+  enumerable: true,
+  get() {
+    return pick(/** @type {any} */ (this)[CORE]());
+  },
+});
+const LIVE_FIELDS = {
+  /** The state this handle last saw or wrote. */
+  state: live((s) => s[0]),
+  deadlineAt: live((s) => new Date(s[1])),
+  etag: live((s) => s[2] ?? undefined),
+  released: live((s) => s[3]),
+};
+
 /** One ownership period `(key, epoch, holder)`. Every write is guarded; `LeaseLost` means stop. */
 export class Lease {
   #core;
@@ -278,15 +292,10 @@ export class Lease {
     this.epoch = inner.epoch;
     /** @readonly @type {number} */
     this.ttl = inner.ttl;
-    /** @type {any} */
-    this.state = null;
-    /** @type {Date} */
-    this.deadlineAt = new Date(0);
-    /** @type {string | undefined} */
-    this.etag = undefined;
-    /** @type {boolean} */
-    this.released = false;
-    this.#refresh();
+    // What changes with each write — including keep-alive's renewals in the background — is read
+    // from the core when asked: own enumerable accessors, so spreads, `Object.keys` and every
+    // inspector see them as fields.
+    Object.defineProperties(this, LIVE_FIELDS);
   }
 
   /** The holder token: a credential (whoever knows it can attach), so inspection redacts it. */
@@ -299,18 +308,14 @@ export class Lease {
     return this.#ended.signal;
   }
 
-  /** What the core last saw, as plain fields (so every inspector shows them). */
-  #refresh() {
-    const [state, deadline, etag, released] = this.#core.snapshot();
-    this.state = state;
-    this.deadlineAt = new Date(deadline);
-    this.etag = etag ?? undefined;
-    this.released = released;
+  /** `[state, deadline (ms), etag | null, released]` as the core has them now. */
+  [CORE]() {
+    return this.#core.snapshot();
   }
 
   /**
-   * One call through the handle: the fields are refreshed afterwards, and a `LeaseLost` (or a
-   * release) ends the handle's period, which aborts `signal`.
+   * One call through the handle: a `LeaseLost` (or a release) ends the handle's period, which
+   * aborts `signal`.
    * @template T @param {AbortSignal | undefined} signal @param {() => Promise<T>} call @returns {Promise<T>}
    */
   async #call(signal, call) {
@@ -320,7 +325,6 @@ export class Lease {
       if (e instanceof LeaseLost) this.#end(e);
       throw e;
     } finally {
-      this.#refresh();
       if (this.released) this.#end(new LeaseLost(`lease ${JSON.stringify(this.key)} was released`, { key: this.key, reason: "released" }));
     }
   }
