@@ -174,7 +174,7 @@ function sizes(dir) {
 }
 
 const kB = (n) => `${(n / 1000).toFixed(1)} kB`;
-const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const secs = (ms) => `${(ms / 1000).toFixed(ms < 1000 ? 2 : 1)} s`;
 
 // ------------------------------------------------------------------ run
 async function main() {
@@ -220,7 +220,7 @@ async function main() {
           await vite.listen();
           const address = vite.httpServer.address();
           origin = `http://127.0.0.1:${address.port}`;
-          figures = `server ready in ${secs(Date.now() - t0)}`;
+          figures = `dev server up in ${secs(Date.now() - t0)} (it pre-bundles on the first request)`;
           notes.push(...warnings);
         } else {
           rmSync(dir, { recursive: true, force: true });
