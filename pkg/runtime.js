@@ -5,6 +5,7 @@
 // URL its bundler gave the `.wasm`. Handles created before that are bound to the core lazily.
 
 import * as core from "./fencepost.js";
+import { FencepostError } from "./errors.js";
 
 /** @type {boolean} */
 let ready = false;
@@ -34,12 +35,18 @@ export function setDefaultSource(/** @type {() => unknown} */ source) {
  */
 export function initWasm(source) {
   if (ready) return Promise.resolve();
+  const from = source ?? defaultSource();
   loading ??= (async () => {
-    await core.default({ module_or_path: /** @type {any} */ (source ?? defaultSource()) });
+    await core.default({ module_or_path: /** @type {any} */ (from) });
     ready = true;
   })().catch((e) => {
     loading = null; // a failed fetch may be retried by the next call
-    throw e;
+    const where = typeof from === "string" || from instanceof URL ? ` from ${from}` : "";
+    throw new FencepostError(
+      `fencepost could not load its wasm core${where}: ${e?.message ?? e}. If your bundler serves ` +
+        `"fencepost/fencepost_bg.wasm" elsewhere, call initWasm(urlOfThatFile) first (README: Bundlers).`,
+      { cause: e },
+    );
   });
   return loading;
 }

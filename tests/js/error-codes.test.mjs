@@ -20,7 +20,9 @@ test("every code of the Rust core has its JS class", () => {
   for (const code of codes) assert.ok(js.has(code), `${code} has a class in pkg/errors.js`);
 });
 
-test("the README names every error class", () => {
-  const readme = readFileSync(new URL("README.md", root), "utf8");
-  for (const C of classes) assert.ok(readme.includes("`" + C.name + "`"), `${C.name} in the README`);
+test("both READMEs (the repository's and npm's) name every error class", () => {
+  for (const file of ["README.md", "pkg/README.md"]) {
+    const readme = readFileSync(new URL(file, root), "utf8");
+    for (const C of classes) assert.ok(readme.includes("`" + C.name + "`"), `${C.name} in ${file}`);
+  }
 });

@@ -6,6 +6,7 @@ import {
   AmbiguousWriteError, InvalidArgument, initWasm,
   type Lease, type Doc, type ClaimResult, type Json, type StandardSchemaV1, type FencepostErrorCode,
 } from "fencepost";
+import wasm from "fencepost/fencepost_bg.wasm";
 
 type Job = { step: number; cancel?: boolean };
 /** Interfaces (no index signature) are valid state and document types. */
@@ -13,6 +14,9 @@ interface Task { title: string; done: boolean; tags?: string[]; due?: Date }
 
 export async function typed(): Promise<void> {
   await initWasm();
+  await initWasm(wasm); // what a bundler's asset import gives (a URL string, or a Module in workerd)
+  // @ts-expect-error the asset import may be a compiled Module, not only a string
+  const wasmUrl: string = wasm;
   const db = new Fencepost(countingStore(memoryStore()), { retry: { maxAttempts: 3 }, now: () => Date.now() });
 
   const c: ClaimResult<{ by: string }> = await db.claim("k", { by: "me" });
@@ -110,5 +114,5 @@ export async function typed(): Promise<void> {
   await db.claim("k", 1, { signal: true });
 
   const anyJson: Json = { a: [1, "x", null, { b: true }] };
-  void [by, t, title, cancelled, n, tags, put, bytes, keys, anyJson];
+  void [wasmUrl, by, t, title, cancelled, n, tags, put, bytes, keys, anyJson];
 }
