@@ -233,7 +233,7 @@ impl Objects {
                     Resolution::Lost => return Ok(None),
                     Resolution::NotLanded => unanswered = true,
                     Resolution::Unknown(why) => {
-                        return Err(Error::AmbiguousWrite { key: key.to_owned(), message: why });
+                        return Err(Error::ambiguous(key, why, None));
                     }
                 },
                 FailureKind::Transient | FailureKind::ConditionalConflict => {}
@@ -261,7 +261,7 @@ impl Objects {
     ) -> Result<Option<Written>> {
         match self.resolve(key, precondition, meta, base).await? {
             Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
-            Resolution::Unknown(why) => Err(Error::AmbiguousWrite { key: key.to_owned(), message: why }),
+            Resolution::Unknown(why) => Err(Error::ambiguous(key, why, None)),
             Resolution::NotLanded | Resolution::Lost => Ok(None),
         }
     }

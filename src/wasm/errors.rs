@@ -29,7 +29,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::Timeout { .. } => "TimeoutError",
         Error::NotFound { .. } => "NotFoundError",
         Error::Corrupt { .. } => "CorruptObjectError",
-        Error::Callback(_) => "FencepostError",
+        Error::Aborted | Error::Callback(_) => "FencepostError",
     }
 }
 
@@ -37,7 +37,7 @@ fn class_name(e: &Error) -> &'static str {
 pub fn to_js(e: Error) -> JsValue {
     let e = match e {
         Error::Callback(payload) => match payload.downcast::<JsValue>() {
-            Ok(js) => return *js,
+            Ok(js) => return (*js).clone(),
             Err(_) => Error::invalid("a callback failed"),
         },
         other => other,
@@ -72,7 +72,7 @@ pub fn to_js(e: Error) -> JsValue {
             detail("key", key.into());
             detail("timeout", (*seconds).into());
         }
-        Error::InvalidArgument(_) | Error::Callback(_) => {}
+        Error::InvalidArgument(_) | Error::Aborted | Error::Callback(_) => {}
     }
     let ctor = CLASSES.with(|c| c.borrow().as_ref().and_then(|m| Reflect::get(m, &name.into()).ok()));
     let constructed = ctor
@@ -108,5 +108,5 @@ pub fn schema_error(message: String, issues: JsValue) -> JsValue {
 
 /// Wrap a JS-side failure (a thrown callback) so it travels through the core unchanged.
 pub fn callback(e: JsValue) -> Error {
-    Error::Callback(Box::new(e))
+    Error::callback(e)
 }
