@@ -27,7 +27,7 @@ pub struct Ctx {
 impl Ctx {
     pub fn new(raw: Rc<dyn ObjectStore>) -> Ctx {
         let store = Rc::new(FaultStore::new(raw.clone()));
-        let clock = ManualClock::starting_2026();
+        let clock = ManualClock::auto_advancing(ManualClock::START_2026);
         let db = Fencepost::new(store.clone(), options(&clock)).expect("valid options");
         Ctx { raw, store, clock, db }
     }
