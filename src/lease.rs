@@ -258,7 +258,8 @@ impl Lease {
     ) -> Self {
         let deadline_at = doc.deadline();
         Lease {
-            objects: objects.clone(),
+            // The acquiring call's cancel is not the period's.
+            objects: objects.detached(),
             key: key.to_owned(),
             holder: doc.holder.unwrap_or_default(),
             epoch: doc.epoch,

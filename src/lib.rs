@@ -39,7 +39,7 @@ pub use fencepost::{Fencepost, Options};
 pub use lease::{Lease, LeaseOptions};
 pub use objects::{Objects, Written};
 pub use retry::RetryPolicy;
-pub use time::{Clock, ManualClock, SystemClock, Timestamp};
+pub use time::{Clock, ClockSource, ManualClock, SystemClock, Timestamp};
 
 /// A boxed future that need not be `Send`: wasm hosts and Workers are single-threaded.
 pub type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;

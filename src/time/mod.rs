@@ -169,6 +169,19 @@ pub trait Clock {
     fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()>;
 }
 
+/// Which clock lease deadlines are written and judged in.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum ClockSource {
+    /// The configured clock ([`crate::Options::clock`], the system clock by default).
+    #[default]
+    Local,
+    /// The store's clock, estimated from its responses (S3: the `Date` header) as an offset to the
+    /// configured clock; the configured clock serves where a store reports no time (memory, R2
+    /// binding), and until its first answer. So a client whose clock is minutes off neither steals
+    /// a live lease nor writes deadlines that others see as already past.
+    Store,
+}
+
 /// The real clock: `Date.now()` and `setTimeout` in wasm, the system clock natively.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;

@@ -116,7 +116,7 @@ fn parse_options(options: &JsValue) -> Result<Options> {
     retry.base_delay = ro.number("baseDelay")?.unwrap_or(retry.base_delay);
     retry.max_delay = ro.number("maxDelay")?.unwrap_or(retry.max_delay);
     let clock: Option<Rc<dyn Clock>> = o.function("now")?.map(|f| Rc::new(JsClock(f)) as Rc<dyn Clock>);
-    Ok(Options { clock, retry })
+    Ok(Options { clock, retry, ..Options::default() })
 }
 
 // ------------------------------------------------------------------------------------ Fencepost

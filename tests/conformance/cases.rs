@@ -789,3 +789,87 @@ pub async fn objects_retry_budget_is_bounded(cx: Ctx) {
     assert_eq!(cx.take_counts(), counts(0, 4));
     assert!(cx.raw_body("k").await.is_none());
 }
+
+// ---------------------------------------------------------------- cancellation
+
+fn aborted(e: &Error) -> bool {
+    matches!(e, Error::Aborted)
+}
+
+/// A hook that fires `cancel`, then never lets the request answer.
+async fn cancel_and_hang(cancel: Cancel) {
+    cancel.cancel();
+    std::future::pending::<()>().await
+}
+
+pub async fn cancel_before_a_call_sends_nothing(cx: Ctx) {
+    let c = Cancel::new();
+    c.cancel();
+    let db = cx.db.with_cancel(&c);
+    assert!(aborted(&db.claim("k", json!(1)).await.unwrap_err()));
+    assert!(aborted(&db.lease("job", lease_opts(10.0, "a"), None).await.unwrap_err()));
+    assert!(aborted(&db.attach_lease("job", "a", 10.0).await.unwrap_err()));
+    assert!(aborted(&db.cooperative_write("job", &mut *transition(Ok)).await.unwrap_err()));
+    let d = db.doc("d").unwrap();
+    assert!(aborted(&d.get().await.unwrap_err()));
+    assert!(aborted(&d.update(&mut *transition(Ok), Some(json!(0)), 10).await.unwrap_err()));
+    assert!(aborted(&d.delete().await.unwrap_err()));
+    let o = db.objects();
+    assert!(aborted(&o.get("k").await.unwrap_err()));
+    assert!(aborted(&o.put("k", b"x", Precondition::None).await.unwrap_err()));
+    assert!(aborted(&o.list("").await.unwrap_err()));
+    assert!(aborted(&o.wait_for("k", &WaitOptions::default()).await.unwrap_err()));
+    // A reason of the caller's own comes back as given; a handle without the cancel is unaffected.
+    let shutdown = Cancel::new();
+    shutdown.cancel_with(Error::invalid("shutting down"));
+    let e = cx.db.doc("d").unwrap().with_cancel(&shutdown).get().await.unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(ref m) if m == "shutting down"), "{e}");
+    assert_eq!(cx.take_counts().total(), 0, "nothing sent");
+    assert!(cx.raw.list("").await.unwrap().is_empty());
+    assert!(cx.db.claim("k", json!(1)).await.unwrap().won);
+}
+
+pub async fn cancel_while_polling_stops_at_once(cx: Ctx) {
+    // `wait_for` cancelled during its third poll: that request is abandoned, no other is made.
+    let c = Cancel::new();
+    cx.store.inject(Op::Get, Fault::Pass);
+    cx.store.inject(Op::Get, Fault::Pass);
+    let c2 = c.clone();
+    cx.store.inject(Op::Get, Fault::before(async move { c2.cancel() }));
+    let opts = WaitOptions { timeout: 60.0, poll_interval: 1.0, changed_from: None };
+    let started = cx.clock_now();
+    let e = cx.db.objects().with_cancel(&c).wait_for("k", &opts).await.unwrap_err();
+    assert!(aborted(&e), "{e}");
+    assert_eq!(cx.take_counts(), counts(3, 0));
+    assert!(cx.clock_now() < started.plus_secs(3.0), "no wait after the cancel");
+}
+
+pub async fn cancel_while_a_put_is_in_flight_resolves_by_read_back(cx: Ctx) {
+    // Landed: the read-back finds our token, so the claim is still won (and only by us).
+    let c = Cancel::new();
+    cx.store.inject(Op::Put, Fault::after(cancel_and_hang(c.clone())));
+    let claim = cx.db.with_cancel(&c).claim("k", json!("mine")).await.unwrap();
+    assert!(claim.won, "a landed claim is never reported lost because of a cancel");
+    assert_eq!(cx.take_counts(), counts(1, 1), "the put, one read-back");
+    assert!(!cx.peer().claim("k", json!("theirs")).await.unwrap().won);
+
+    // Not landed: the reason, and nothing written.
+    let c = Cancel::new();
+    cx.store.inject(Op::Put, Fault::before(cancel_and_hang(c.clone())));
+    let e = cx.db.with_cancel(&c).claim("k2", json!("mine")).await.unwrap_err();
+    assert!(aborted(&e), "{e}");
+    assert_eq!(cx.take_counts(), counts(1, 1), "the put, one read-back, no retry");
+    assert!(cx.raw_body("k2").await.is_none());
+
+    // Landed, but the read-back cannot tell whose write it is: ambiguous, caused by the cancel.
+    cx.store.hide_write_meta(true);
+    let c = Cancel::new();
+    cx.store.inject(Op::Put, Fault::after(cancel_and_hang(c.clone())));
+    let calls = Cell::new(0);
+    let e = cx.db.doc("n").unwrap().with_cancel(&c).update(&mut *counting(&calls, incr), Some(json!(0)), 10).await;
+    let e = e.unwrap_err();
+    assert!(matches!(&e, Error::AmbiguousWrite { cause: Some(cause), .. } if aborted(cause)), "{e:?}");
+    assert!(std::error::Error::source(&e).is_some(), "the cause is the error's source");
+    assert_eq!(calls.get(), 1);
+    assert_eq!(cx.raw_body("n").await.unwrap(), b"1");
+}

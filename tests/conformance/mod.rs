@@ -66,6 +66,7 @@ fn options(clock: &ManualClock) -> Options {
     Options {
         clock: Some(Rc::new(clock.clone())),
         retry: RetryPolicy { max_attempts: 4, base_delay: 0.01, max_delay: 0.05 },
+        ..Options::default()
     }
 }
 
@@ -163,6 +164,9 @@ macro_rules! for_each_case {
             objects_retries_transient_failures,
             objects_fatal_errors_are_not_retried,
             objects_retry_budget_is_bounded,
+            cancel_before_a_call_sends_nothing,
+            cancel_while_polling_stops_at_once,
+            cancel_while_a_put_is_in_flight_resolves_by_read_back,
         );
     };
 }
@@ -172,11 +176,11 @@ pub use cases::*;
 // Re-exports the cases need, kept here so `cases.rs` reads as a list of behaviours.
 pub(crate) mod prelude {
     pub use super::{Ctx, add, counting, counts, incr, lease_opts};
-    pub use fencepost::LeaseOptions;
     pub use fencepost::error::Error;
     pub use fencepost::fencepost::transition;
     pub use fencepost::objects::WaitOptions;
     pub use fencepost::store::{Fault, ObjectStore, Op, Precondition};
+    pub use fencepost::{Cancel, LeaseOptions};
     pub use futures::future::join_all;
     pub use serde_json::{Value, json};
     pub use std::cell::Cell;
