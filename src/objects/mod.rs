@@ -142,6 +142,11 @@ impl Objects {
         self.guard(self.clock.sleep(secs)).await
     }
 
+    /// A wait on the configured clock that no cancel cuts short (a deadline's timer).
+    pub(crate) fn timer(&self, secs: f64) -> crate::LocalBoxFuture<'static, ()> {
+        self.clock.sleep(secs)
+    }
+
     /// `f`, unless this handle's cancel fires first (then its reason).
     pub(crate) async fn guard<F: Future>(&self, f: F) -> Result<F::Output> {
         match &self.cancel {

@@ -169,6 +169,7 @@ impl JsFencepost {
                 ttl,
                 holder: o.string("holder")?,
                 steal_if_expired: o.boolean("stealIfExpired")?.unwrap_or(true),
+                wait: None,
             };
             let mut state_fn = o.function("stateFn")?.map(|f| js_transition(f, "stateFn's result", None));
             let lease = db.lease(&key, opts, state_fn.as_deref_mut()).await?;

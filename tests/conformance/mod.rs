@@ -76,7 +76,7 @@ pub fn counts(get: u32, put: u32) -> RequestCounts {
 }
 
 pub fn lease_opts(ttl: f64, holder: &str) -> LeaseOptions {
-    LeaseOptions { ttl, holder: Some(holder.into()), steal_if_expired: true }
+    LeaseOptions { holder: Some(holder.into()), ..LeaseOptions::new(ttl) }
 }
 
 /// A transition that adds `n` to `state.count` (null counts as 0).
