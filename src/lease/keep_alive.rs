@@ -8,7 +8,6 @@ use std::pin::pin;
 use super::Lease;
 use super::LeaseOptions;
 use super::acquire::secs_between;
-use crate::LocalBoxFuture;
 use crate::cancel::Cancel;
 use crate::error::{Error, Result};
 use crate::fencepost::{Fencepost, Transition};
@@ -154,7 +153,8 @@ impl Fencepost {
     /// - this handle's cancel fires while `f` runs → `f` is dropped, the lease released, and the
     ///   cancel's reason returned.
     ///
-    /// `f` may release the lease itself; keep-alive then stops and `f` runs on.
+    /// `f` may release the lease itself; keep-alive then stops and `f` runs on. `f` is an async
+    /// closure (`async |lease| { … }`), so it may borrow from its surroundings.
     pub async fn with_lease<T, F>(
         &self,
         key: &str,
@@ -163,7 +163,7 @@ impl Fencepost {
         f: F,
     ) -> Result<Option<T>>
     where
-        F: for<'a> FnOnce(&'a Lease) -> LocalBoxFuture<'a, T>,
+        F: AsyncFnOnce(&Lease) -> T,
     {
         let Some(lease) = self.lease(key, options, state_fn).await? else { return Ok(None) };
         let stop = Cancel::new();

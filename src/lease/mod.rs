@@ -322,3 +322,6 @@ impl Lease {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -831,11 +831,7 @@ pub async fn cancel_before_a_call_sends_nothing(cx: Ctx) {
 
 pub async fn cancel_while_polling_stops_at_once(cx: Ctx) {
     // `wait_for` cancelled during its third poll: that request is abandoned, no other is made.
-    let c = Cancel::new();
-    cx.store.inject(Op::Get, Fault::Pass);
-    cx.store.inject(Op::Get, Fault::Pass);
-    let c2 = c.clone();
-    cx.store.inject(Op::Get, Fault::before(async move { c2.cancel() }));
+    let c = cancel_on_third_get(&cx);
     let opts = WaitOptions { timeout: 60.0, poll_interval: 1.0, changed_from: None };
     let started = cx.clock_now();
     let e = cx.db.objects().with_cancel(&c).wait_for("k", &opts).await.unwrap_err();
@@ -872,4 +868,135 @@ pub async fn cancel_while_a_put_is_in_flight_resolves_by_read_back(cx: Ctx) {
     assert!(std::error::Error::source(&e).is_some(), "the cause is the error's source");
     assert_eq!(calls.get(), 1);
     assert_eq!(cx.raw_body("n").await.unwrap(), b"1");
+}
+
+// ---------------------------------------------------------------- lease lifecycle
+
+fn waiting(ttl: f64, holder: &str, wait: f64) -> LeaseOptions {
+    LeaseOptions { wait: Some(wait), ..lease_opts(ttl, holder) }
+}
+
+fn secs_since(cx: &Ctx, start: fencepost::Timestamp) -> f64 {
+    (cx.clock_now().0 - start.0) as f64 / 1e6
+}
+
+pub async fn lease_wait_acquires_after_release(cx: Ctx) {
+    let held = cx.peer().lease("job", lease_opts(60.0, "a"), None).await.unwrap().unwrap();
+    // The holder releases just before the second poll.
+    cx.store.inject(Op::Get, Fault::Pass);
+    cx.store.inject(Op::Get, Fault::before(async move { held.release(None).await.unwrap() }));
+    let start = cx.clock_now();
+    let l = cx.db.lease("job", waiting(10.0, "b", 30.0), None).await.unwrap().expect("acquired once released");
+    assert_eq!(l.epoch(), 2);
+    assert_eq!(cx.take_counts(), counts(2, 1), "one GET per held attempt, then the acquisition");
+    assert!(secs_since(&cx, start) <= 0.1, "the first poll comes quickly");
+}
+
+pub async fn lease_wait_runs_out_with_none(cx: Ctx) {
+    cx.peer().lease("job", lease_opts(600.0, "a"), None).await.unwrap().unwrap();
+    let start = cx.clock_now();
+    assert!(cx.db.lease("job", waiting(10.0, "b", 5.0), None).await.unwrap().is_none());
+    let waited = secs_since(&cx, start);
+    assert!((5.0..5.01).contains(&waited), "tried until the end of the wait, not beyond: {waited}");
+    let c = cx.take_counts();
+    assert_eq!(c.put, 0);
+    // Backoff from 0.1 s up to about 1 s: a handful of polls, not a spin.
+    assert!((5..=20).contains(&c.get), "{c:?}");
+    // A zero wait is a single attempt.
+    assert!(cx.db.lease("job", waiting(10.0, "b", 0.0), None).await.unwrap().is_none());
+    assert_eq!(cx.take_counts(), counts(1, 0));
+    for bad in [-1.0, f64::NAN, f64::INFINITY] {
+        let e = cx.db.lease("job", waiting(10.0, "b", bad), None).await.unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "wait {bad}: {e}");
+    }
+}
+
+pub async fn lease_wait_steals_at_the_deadline(cx: Ctx) {
+    let held = cx.peer().lease("job", lease_opts(3.0, "a"), None).await.unwrap().unwrap();
+    let l = cx.db.lease("job", waiting(10.0, "b", 60.0), None).await.unwrap().expect("stolen once expired");
+    assert_eq!(l.epoch(), 2);
+    let late = (cx.clock_now().0 - held.deadline_at().0) as f64 / 1e6;
+    assert!((0.0..0.01).contains(&late), "taken at the held deadline, {late} s after it");
+}
+
+pub async fn lease_wait_is_cancelled_at_once(cx: Ctx) {
+    cx.peer().lease("job", lease_opts(60.0, "a"), None).await.unwrap().unwrap();
+    let c = cancel_on_third_get(&cx);
+    let start = cx.clock_now();
+    let e = cx.db.with_cancel(&c).lease("job", waiting(10.0, "b", 30.0), None).await.unwrap_err();
+    assert!(aborted(&e), "{e}");
+    assert_eq!(cx.take_counts(), counts(3, 0), "no attempt after the cancel");
+    assert!(secs_since(&cx, start) < 2.0);
+}
+
+/// A cancel that fires during the third GET.
+fn cancel_on_third_get(cx: &Ctx) -> Cancel {
+    let c = Cancel::new();
+    cx.store.inject(Op::Get, Fault::Pass);
+    cx.store.inject(Op::Get, Fault::Pass);
+    let c2 = c.clone();
+    cx.store.inject(Op::Get, Fault::before(async move { c2.cancel() }));
+    c
+}
+
+pub async fn lease_end_signal_fires_on_release_and_on_loss(cx: Ctx) {
+    // Released through another handle on the same period: both see the end.
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    assert!(!l.ended().is_cancelled());
+    let per_call = l.with_cancel(&Cancel::new());
+    per_call.release(None).await.unwrap();
+    assert!(l.is_released());
+    assert!(l.ended().reason().as_ref().is_some_and(lost), "{:?}", l.ended().reason());
+    cx.take_counts();
+    assert!(lost(&l.renew().await.unwrap_err()));
+    assert_eq!(cx.take_counts().total(), 0);
+
+    // Lost: the first write that finds out ends the period; later writes make no request.
+    let l = cx.db.lease("job2", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    cx.clock.advance(10.0);
+    cx.peer().lease("job2", lease_opts(10.0, "b"), None).await.unwrap().unwrap();
+    assert!(lost(&l.write(json!(1)).await.unwrap_err()));
+    assert!(l.ended().is_cancelled() && !l.is_released());
+    cx.take_counts();
+    assert!(lost(&l.renew().await.unwrap_err()));
+    assert_eq!(cx.take_counts().total(), 0);
+
+    // A cancelled call through a handle ends nothing.
+    let l = cx.db.lease("job3", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    let c = Cancel::new();
+    c.cancel();
+    assert!(aborted(&l.with_cancel(&c).renew().await.unwrap_err()));
+    assert!(!l.ended().is_cancelled());
+    l.renew().await.unwrap();
+}
+
+pub async fn with_lease_runs_f_then_releases(cx: Ctx) {
+    let got = cx
+        .db
+        .with_lease("job", lease_opts(30.0, "a"), None, async |lease| {
+            lease.write(json!("working")).await.unwrap();
+            (lease.epoch(), lease.holder().to_owned())
+        })
+        .await
+        .unwrap();
+    assert_eq!(got, Some((1, "a".to_owned())));
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!((&stored["holder"], &stored["state"]), (&Value::Null, &json!("working")), "released after f");
+    // `f` releasing the lease itself is fine too.
+    let got = cx
+        .db
+        .with_lease("job", lease_opts(30.0, "a"), None, async |lease| lease.release(Some(json!("done"))).await.is_ok())
+        .await
+        .unwrap();
+    assert_eq!(got, Some(true));
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!((&stored["epoch"], &stored["state"]), (&json!(2), &json!("done")));
+}
+
+pub async fn with_lease_does_not_call_f_when_held(cx: Ctx) {
+    cx.peer().lease("job", lease_opts(30.0, "b"), None).await.unwrap().unwrap();
+    let called = Cell::new(false);
+    let got = cx.db.with_lease("job", lease_opts(30.0, "a"), None, async |_| called.set(true)).await.unwrap();
+    assert!(got.is_none() && !called.get());
+    assert_eq!(cx.take_counts(), counts(1, 0));
 }

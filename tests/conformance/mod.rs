@@ -167,6 +167,13 @@ macro_rules! for_each_case {
             cancel_before_a_call_sends_nothing,
             cancel_while_polling_stops_at_once,
             cancel_while_a_put_is_in_flight_resolves_by_read_back,
+            lease_wait_acquires_after_release,
+            lease_wait_runs_out_with_none,
+            lease_wait_steals_at_the_deadline,
+            lease_wait_is_cancelled_at_once,
+            lease_end_signal_fires_on_release_and_on_loss,
+            with_lease_runs_f_then_releases,
+            with_lease_does_not_call_f_when_held,
         );
     };
 }
