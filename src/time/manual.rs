@@ -4,7 +4,9 @@
 //!   lease waits and backoff deterministically, with no real waiting;
 //! - auto-advancing ([`ManualClock::auto_advancing`]): a `sleep` moves the clock forward itself
 //!   when it completes, so code that backs off runs through its waits at once (the conformance
-//!   suite relies on this, since it runs against real stores too).
+//!   suite relies on this, since it runs against real stores too). Not for code that races a
+//!   timer against a request (keep-alive's deadline, a store's timeout): the timer wins as soon
+//!   as the request takes longer than a poll or two.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;

@@ -37,6 +37,13 @@ impl Ctx {
         Fencepost::new(self.raw.clone(), options(&self.clock)).expect("valid options")
     }
 
+    /// The client again, on the system clock: for keep-alive, whose deadline timer races its
+    /// renewals (an auto-advancing clock would fire it during any real request).
+    pub fn real_time(&self) -> Fencepost {
+        let retry = RetryPolicy { max_attempts: 4, base_delay: 0.01, max_delay: 0.05 };
+        Fencepost::new(self.store.clone(), Options { retry, ..Options::default() }).expect("valid options")
+    }
+
     /// The operation's write lands but its response is lost; `meanwhile` runs after the
     /// operation's own read and before its read-back (other writers landing on top).
     pub fn lose_put_response_then(&self, meanwhile: impl std::future::Future<Output = ()> + 'static) {
