@@ -23,22 +23,19 @@
 //! in it. Until a store has answered, and for stores without a clock, the offset is 0.
 
 mod resolve;
+mod write;
 
 use std::cell::Cell;
 use std::future::Future;
 use std::rc::Rc;
 
-use resolve::{Resolution, judge};
-
 use crate::cancel::Cancel;
 use crate::error::{Error, Result};
 use crate::keys::{validate_key, validate_prefix};
 use crate::retry::RetryPolicy;
-use crate::store::{
-    FailureKind, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, normalize_etag,
-};
+use crate::store::{FailureKind, ObjectStore, Precondition, StoreResult, StoredObject, WriteMeta, normalize_etag};
 use crate::time::{Clock, ClockSource, Timestamp};
-use crate::token::{random_token, random_unit};
+use crate::token::random_unit;
 
 /// `wait_for` polls at most this often (seconds).
 pub const MIN_POLL_INTERVAL: f64 = 0.05;
@@ -267,159 +264,6 @@ impl Objects {
         base_meta: &WriteMeta,
     ) -> Result<Option<Written>> {
         self.write(key, body, Precondition::IfMatch(base_etag.to_owned()), Some(base_meta)).await
-    }
-
-    /// One logical write: retried within the budget, ambiguous outcomes resolved by read-back.
-    async fn write(
-        &self,
-        key: &str,
-        body: &[u8],
-        precondition: Precondition,
-        base: Option<&WriteMeta>,
-    ) -> Result<Option<Written>> {
-        let token = random_token()?;
-        let meta = match base {
-            Some(base) => WriteMeta::replacing(token, base),
-            // A create or plain put starts a lineage; a layer-0 `ifMatch` put does not know the
-            // version it replaces, so its lineage is unknown.
-            None if matches!(precondition, Precondition::IfMatch(_)) => {
-                WriteMeta { token: Some(token), history: Vec::new(), origin: None }
-            }
-            None => WriteMeta::creating(token),
-        };
-        let mut last_error = None;
-        // An attempt whose outcome we could not see may still land later (a client-side timeout
-        // leaves the request in flight), so a later "precondition failed" may be our own write.
-        let mut unanswered = false;
-        for attempt in 1..=self.retry.max_attempts {
-            if attempt > 1 {
-                if let Err(reason) = self.backoff(attempt - 1).await {
-                    return self.abandon(key, &precondition, &meta, base, reason, unanswered, false).await;
-                }
-            }
-            // Cancelled before sending: nothing of this attempt is in flight.
-            if let Err(reason) = self.check_cancel() {
-                return self.abandon(key, &precondition, &meta, base, reason, unanswered, false).await;
-            }
-            let sent = match self.send(self.store.put(key, body, &precondition, &meta)).await {
-                Ok(sent) => sent,
-                Err(reason) => return self.abandon(key, &precondition, &meta, base, reason, unanswered, true).await,
-            };
-            let error = match sent {
-                Ok(PutOutcome::Written { etag }) => return Ok(Some(Written { etag: Some(etag), meta })),
-                Ok(PutOutcome::PreconditionFailed) if unanswered => {
-                    return self.settle_lost(key, &precondition, &meta, base).await;
-                }
-                Ok(PutOutcome::PreconditionFailed) => return Ok(None),
-                Err(e) => e,
-            };
-            match error.kind {
-                FailureKind::Fatal => return Err(Error::Storage(error.into_failure())),
-                FailureKind::Indeterminate => match self.resolve(key, &precondition, &meta, base).await {
-                    Resolution::Landed(etag) => return Ok(Some(Written { etag, meta })),
-                    Resolution::Lost => return Ok(None),
-                    Resolution::NotLanded => unanswered = true,
-                    Resolution::Unknown(why, cause) => return Err(Error::ambiguous(key, why, cause)),
-                },
-                FailureKind::Transient | FailureKind::ConditionalConflict => {}
-            }
-            last_error = Some(error);
-        }
-        match last_error {
-            // SPEC: a conditional put still meeting ConditionalRequestConflict after its retries lost.
-            // (Our own unanswered attempt may be what conflicts: settle that first.)
-            Some(e) if e.kind == FailureKind::ConditionalConflict && precondition != Precondition::None => {
-                if unanswered { self.settle_lost(key, &precondition, &meta, base).await } else { Ok(None) }
-            }
-            Some(e) => Err(Error::Storage(e.into_failure())),
-            None => Err(Error::invalid("retry budget allows no attempt")),
-        }
-    }
-
-    /// A conditional put lost after an earlier attempt went unanswered: was it our own late write?
-    async fn settle_lost(
-        &self,
-        key: &str,
-        precondition: &Precondition,
-        meta: &WriteMeta,
-        base: Option<&WriteMeta>,
-    ) -> Result<Option<Written>> {
-        match self.resolve(key, precondition, meta, base).await {
-            Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
-            Resolution::Unknown(why, cause) => Err(Error::ambiguous(key, why, cause)),
-            Resolution::NotLanded | Resolution::Lost => Ok(None),
-        }
-    }
-
-    /// The write was cancelled (`reason`). With nothing that may land (`in_flight`: the attempt
-    /// just abandoned; `unanswered`: an earlier one that timed out), that is the outcome; otherwise
-    /// one read-back attempt (the cancel allows no retry) decides, as for a transport error.
-    #[allow(clippy::too_many_arguments)]
-    async fn abandon(
-        &self,
-        key: &str,
-        precondition: &Precondition,
-        meta: &WriteMeta,
-        base: Option<&WriteMeta>,
-        reason: Error,
-        unanswered: bool,
-        in_flight: bool,
-    ) -> Result<Option<Written>> {
-        if !in_flight && !unanswered {
-            return Err(reason);
-        }
-        match self.resolve(key, precondition, meta, base).await {
-            Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
-            // An attempt that timed out earlier may still be on its way: not proven.
-            Resolution::NotLanded if unanswered => Err(Error::ambiguous(
-                key,
-                "the call was cancelled while an earlier attempt that went unanswered may still land",
-                Some(reason),
-            )),
-            // Proven not landed (and, for `Lost`, it never can): the cancel is the outcome.
-            Resolution::NotLanded | Resolution::Lost => Err(reason),
-            Resolution::Unknown(why, _) => Err(Error::ambiguous(key, why, Some(reason))),
-        }
-    }
-
-    /// After an ambiguous put: read the key back and decide what happened (see the module doc).
-    /// A read-back that fails leaves the outcome unproven: that is an ambiguous write, not a
-    /// storage error about some other request.
-    async fn resolve(
-        &self,
-        key: &str,
-        precondition: &Precondition,
-        mine: &WriteMeta,
-        base: Option<&WriteMeta>,
-    ) -> Resolution {
-        match self.read_back(key).await {
-            Ok(current) => judge(current, precondition, mine, base),
-            Err(cause @ Error::Storage(_)) => {
-                Resolution::Unknown(format!("the read-back failed: {cause}"), Some(cause))
-            }
-            Err(cause) => {
-                Resolution::Unknown("the call was cancelled before the read-back succeeded".into(), Some(cause))
-            }
-        }
-    }
-
-    /// The read of a resolution. Its first attempt is always made and never abandoned, even when
-    /// the call is cancelled (it is what settles a write in flight, and it is prompt when the store
-    /// answers reads); retries stop at a cancel like every other wait.
-    async fn read_back(&self, key: &str) -> Result<Option<StoredObject>> {
-        let mut attempt = 1;
-        loop {
-            let result = self.store.get(key).await;
-            self.observe_store_clock();
-            match result {
-                Ok(v) => return Ok(v),
-                Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
-                    self.backoff(attempt).await?;
-                    attempt += 1;
-                }
-                Err(e) => return Err(Error::Storage(e.into_failure())),
-            }
-        }
     }
 
     /// One request to the store: abandoned for the cancel's reason if that fires first (or has

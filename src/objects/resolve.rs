@@ -1,8 +1,9 @@
 //! Deciding what happened to a write whose outcome was not seen, from the version read back
 //! (see the module doc of [`crate::objects`]). A pure function of what was read.
 
-use crate::error::Error;
-use crate::store::{Precondition, StoredObject, WriteMeta};
+use super::Objects;
+use crate::error::{Error, Result};
+use crate::store::{FailureKind, Precondition, StoredObject, WriteMeta};
 
 pub(super) enum Resolution {
     /// Our write landed; its etag when it is still the current version.
@@ -13,6 +14,48 @@ pub(super) enum Resolution {
     Lost,
     /// Not provable either way: why, and what stopped the read-back (a failure, a cancel).
     Unknown(String, Option<Error>),
+}
+
+impl Objects {
+    /// After an ambiguous put: read the key back and decide what happened (see the module doc).
+    /// A read-back that fails leaves the outcome unproven: that is an ambiguous write, not a
+    /// storage error about some other request.
+    pub(super) async fn resolve(
+        &self,
+        key: &str,
+        precondition: &Precondition,
+        mine: &WriteMeta,
+        base: Option<&WriteMeta>,
+    ) -> Resolution {
+        match self.read_back(key).await {
+            Ok(current) => judge(current, precondition, mine, base),
+            Err(cause @ Error::Storage(_)) => {
+                Resolution::Unknown(format!("the read-back failed: {cause}"), Some(cause))
+            }
+            Err(cause) => {
+                Resolution::Unknown("the call was cancelled before the read-back succeeded".into(), Some(cause))
+            }
+        }
+    }
+
+    /// The read of a resolution. Its first attempt is always made and never abandoned, even when
+    /// the call is cancelled (it is what settles a write in flight, and it is prompt when the store
+    /// answers reads); retries stop at a cancel like every other wait.
+    async fn read_back(&self, key: &str) -> Result<Option<StoredObject>> {
+        let mut attempt = 1;
+        loop {
+            let result = self.store.get(key).await;
+            self.observe_store_clock();
+            match result {
+                Ok(v) => return Ok(v),
+                Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
+                    self.backoff(attempt).await?;
+                    attempt += 1;
+                }
+                Err(e) => return Err(Error::Storage(e.into_failure())),
+            }
+        }
+    }
 }
 
 /// Judge the version read back after a put of `mine` (replacing `base`) under `precondition`.

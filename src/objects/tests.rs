@@ -11,7 +11,7 @@ use futures::task::LocalSpawnExt;
 use serde_json::json;
 
 use super::*;
-use crate::store::{Fault, FaultStore, MemoryStore, Op};
+use crate::store::{Fault, FaultStore, MemoryStore, Op, PutOutcome};
 use crate::time::ManualClock;
 use crate::{Fencepost, LeaseOptions, Options};
 

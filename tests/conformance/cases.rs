@@ -847,6 +847,23 @@ pub async fn cancel_while_a_put_is_in_flight_resolves_by_read_back(cx: Ctx) {
     let claim = cx.db.with_cancel(&c).claim("k", json!("mine")).await.unwrap();
     assert!(claim.won, "a landed claim is never reported lost because of a cancel");
     assert_eq!(cx.take_counts(), counts(1, 1), "the put, one read-back");
+    // Prompt: settled by that one read, in real time (a generous bound: it must not wait for a
+    // timeout, which is what it would do if the abandoned put were awaited).
+    let c = Cancel::new();
+    let real = fencepost::SystemClock;
+    let cancelled_at = std::rc::Rc::new(Cell::new(None));
+    let (c2, at) = (c.clone(), cancelled_at.clone());
+    cx.store.inject(
+        Op::Put,
+        Fault::after(async move {
+            at.set(Some(real.now().unwrap()));
+            cancel_and_hang(c2).await
+        }),
+    );
+    assert!(cx.db.with_cancel(&c).claim("k3", json!("mine")).await.unwrap().won);
+    let settled_in = (real.now().unwrap().0 - cancelled_at.get().unwrap().0) as f64 / 1e6;
+    assert!(settled_in < 1.0, "settled {settled_in} s after the cancel");
+    cx.take_counts();
     assert!(!cx.peer().claim("k", json!("theirs")).await.unwrap().won);
 
     // Not landed: the reason, and nothing written.

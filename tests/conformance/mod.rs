@@ -194,7 +194,7 @@ pub(crate) mod prelude {
     pub use fencepost::fencepost::transition;
     pub use fencepost::objects::WaitOptions;
     pub use fencepost::store::{Fault, ObjectStore, Op, Precondition};
-    pub use fencepost::{Cancel, LeaseOptions};
+    pub use fencepost::{Cancel, Clock, LeaseOptions};
     pub use futures::future::join_all;
     pub use serde_json::{Value, json};
     pub use std::cell::Cell;
