@@ -1016,3 +1016,31 @@ pub async fn with_lease_does_not_call_f_when_held(cx: Ctx) {
     assert!(got.is_none() && !called.get());
     assert_eq!(cx.take_counts(), counts(1, 0));
 }
+
+// ---------------------------------------------------------------- store clock
+
+pub async fn store_clock_corrects_a_fast_client(cx: Ctx) {
+    // A client whose clock is ten minutes fast, judging in the store's time. Real time here: the
+    // store's clock is compared with it.
+    let real_now = fencepost::SystemClock.now().unwrap();
+    let fast = fencepost::ManualClock::new(real_now.plus_secs(600.0));
+    let options = fencepost::Options {
+        clock: Some(std::rc::Rc::new(fast)),
+        clock_source: fencepost::ClockSource::Store,
+        ..Default::default()
+    };
+    let db = fencepost::Fencepost::new(cx.store.clone(), options).unwrap();
+    assert_eq!(db.objects().store_offset(), Some(0.0), "no answer yet");
+    db.objects().get("k").await.unwrap();
+    if cx.raw.server_time().is_none() {
+        // No clock of its own (memory store, R2 binding): the local clock serves.
+        assert_eq!(db.objects().store_offset(), Some(0.0));
+        return;
+    }
+    let offset = db.objects().store_offset().unwrap();
+    assert!((offset + 600.0).abs() < 5.0, "the store's Date shows the client 10 minutes fast: {offset}");
+    // A lease held in real time is not stolen by the fast client.
+    let holder = cx.real_time();
+    holder.lease("job", lease_opts(30.0, "a"), None).await.unwrap().unwrap();
+    assert!(db.lease("job", lease_opts(30.0, "b"), None).await.unwrap().is_none());
+}

@@ -181,6 +181,7 @@ macro_rules! for_each_case {
             lease_end_signal_fires_on_release_and_on_loss,
             with_lease_runs_f_then_releases,
             with_lease_does_not_call_f_when_held,
+            store_clock_corrects_a_fast_client,
         );
     };
 }
