@@ -49,17 +49,16 @@ class Lazy {
 }
 
 /**
- * Run one core call for an API method: wait for the wasm if needed, honour an already-aborted
- * signal, and turn the core's failure records into typed errors here — in the async chain of the
- * caller, so their stack shows the caller's own frame.
+ * Run one core call for an API method: wait for the wasm if needed, and turn the core's failure
+ * records into typed errors here — in the async chain of the caller, so their stack shows the
+ * caller's own frame. (`signal`s are passed through to the core, which stops waits and retries
+ * and settles a write in flight before it rejects.)
  * @template T
- * @param {AbortSignal | undefined | null} signal
  * @param {() => Promise<T> | T} call
  * @returns {Promise<T>}
  */
-async function run(signal, call) {
+async function run(call) {
   if (!isReady()) await initWasm();
-  signal?.throwIfAborted();
   try {
     return await call();
   } catch (e) {
@@ -178,9 +177,12 @@ function toStore(/** @type {unknown} */ store) {
 
 // ------------------------------------------------------------------------------------ Fencepost
 
-const FENCEPOST_OPTIONS = { retry: "object", now: "function" };
+const FENCEPOST_OPTIONS = { retry: "object", now: "function", clock: "string" };
 const RETRY_OPTIONS = { maxAttempts: "number", baseDelay: "number", maxDelay: "number" };
-const LEASE_OPTIONS = { ttl: "number", holder: "string", stealIfExpired: "boolean", stateFn: "function", signal: "signal" };
+const LEASE_OPTIONS = {
+  ttl: "number", holder: "string", stealIfExpired: "boolean", stateFn: "function", wait: "number", signal: "signal",
+};
+const WITH_LEASE_OPTIONS = { ...LEASE_OPTIONS, every: "number" };
 const ATTACH_OPTIONS = { holder: "string", ttl: "number", signal: "signal" };
 
 /** `new Fencepost(store, options?)`: claim, lease, doc and objects on one store. */
@@ -193,18 +195,22 @@ export class Fencepost {
   constructor(/** @type {any} */ store, /** @type {any} */ settings) {
     const o = options(settings, FENCEPOST_OPTIONS, "Fencepost options");
     const r = options(o.retry, RETRY_OPTIONS, "Fencepost options.retry");
+    if (o.clock != null && o.clock !== "local" && o.clock !== "store") {
+      throw new InvalidArgument(`Fencepost options.clock must be "local" or "store", got ${JSON.stringify(o.clock)}`);
+    }
+    const storeClock = o.clock === "store";
     /** The store this instance talks to. @type {Store} */
     this.store = toStore(store);
     const st = this.store;
     this.#core = new Lazy(() => new core.Fencepost(st[CORE](), o.now ?? undefined, r.maxAttempts ?? undefined,
-      r.baseDelay ?? undefined, r.maxDelay ?? undefined));
+      r.baseDelay ?? undefined, r.maxDelay ?? undefined, storeClock));
   }
 
   /** Put-if-absent: `{won, key, value, etag}`; losers get the winner's value. */
   async claim(/** @type {string} */ key, /** @type {unknown} */ value, /** @type {any} */ opts) {
     string(key, "key");
     const { signal } = options(opts, signalOnly, "claim options");
-    return await run(signal, () => this.#core.get().claim(key, value));
+    return await run(() => this.#core.get().claim(key, value, signal ?? undefined));
   }
 
   /** Acquire a lease: a `Lease`, or null when held by someone else. */
@@ -215,9 +221,34 @@ export class Fencepost {
     }
     const o = options(opts, LEASE_OPTIONS, "lease options");
     if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("lease options.ttl (seconds) is required");
-    const inner = await run(o.signal, () =>
-      this.#core.get().lease(key, o.ttl, o.holder ?? undefined, o.stealIfExpired ?? undefined, o.stateFn ?? undefined));
+    const inner = await run(() => this.#core.get().lease(key, o.ttl, o.holder ?? undefined,
+      o.stealIfExpired ?? undefined, o.stateFn ?? undefined, o.wait ?? undefined, o.signal ?? undefined));
     return inner ? new Lease(inner) : null;
+  }
+
+  /**
+   * Acquire (waiting up to `wait` seconds), keep the lease alive while `fn(lease, signal)` runs,
+   * release it when `fn` settles (also when it throws). Resolves to `fn`'s result, or `null`
+   * without calling `fn` when the lease could not be acquired. `signal` aborts when the lease is
+   * lost (or the caller's `signal` aborts); if the lease was lost while `fn` ran, the call rejects
+   * with that `LeaseLost` even if `fn` resolved, since its work was not fenced to the end.
+   */
+  async withLease(/** @type {string} */ key, /** @type {any} */ opts, /** @type {Function} */ fn) {
+    func(fn, "withLease's third argument");
+    if (opts === undefined || opts === null) throw new InvalidArgument("withLease options {ttl, ...} are required");
+    const { every, ...leaseOptions } = options(opts, WITH_LEASE_OPTIONS, "withLease options");
+    const lease = await this.lease(key, leaseOptions);
+    if (!lease) return null;
+    const keeper = lease.keepAlive({ every });
+    const signal = leaseOptions.signal ? AbortSignal.any([lease.signal, leaseOptions.signal]) : lease.signal;
+    try {
+      const out = await fn(lease, signal);
+      if (lease.signal.aborted && !lease.released) throw lease.signal.reason;
+      return out;
+    } finally {
+      await keeper.stop();
+      await lease[ASYNC_DISPOSE]();
+    }
   }
 
   /** Change a lease's state from outside (not fenced): the new state, or null if there is no lease. */
@@ -225,7 +256,7 @@ export class Fencepost {
     string(key, "key");
     func(fn, "cooperativeWrite's second argument");
     const { signal } = options(opts, signalOnly, "cooperativeWrite options");
-    return await run(signal, () => this.#core.get().cooperativeWrite(key, fn));
+    return await run(() => this.#core.get().cooperativeWrite(key, fn, signal ?? undefined));
   }
 
   /** Re-attach to the holder's current period: a `Lease`, or null. One read, no write. */
@@ -234,7 +265,7 @@ export class Fencepost {
     const o = options(opts, ATTACH_OPTIONS, "attachLease options");
     if (o.holder === undefined || o.holder === null) throw new InvalidArgument("attachLease options.holder is required");
     if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("attachLease options.ttl (seconds) is required");
-    const inner = await run(o.signal, () => this.#core.get().attachLease(key, o.holder, o.ttl));
+    const inner = await run(() => this.#core.get().attachLease(key, o.holder, o.ttl, o.signal ?? undefined));
     return inner ? new Lease(inner) : null;
   }
 
@@ -261,6 +292,10 @@ export function objects(/** @type {any} */ store, /** @type {any} */ settings) {
 
 // ------------------------------------------------------------------------------------ Lease
 
+/** The reason a released lease's `signal` carries. */
+const released = (/** @type {string} */ key) =>
+  new LeaseLost(`lease ${JSON.stringify(key)} was released`, { key, reason: "released" });
+
 const live = (/** @type {(s: any[]) => unknown} */ pick) => ({
   enumerable: true,
   get() {
@@ -280,6 +315,8 @@ export class Lease {
   #core;
   #holder;
   #ended = new AbortController();
+  /** @type {{stop(): Promise<void>} | undefined} */
+  #keeper;
 
   /** @internal */
   constructor(/** @type {any} */ inner) {
@@ -316,16 +353,16 @@ export class Lease {
   /**
    * One call through the handle: a `LeaseLost` (or a release) ends the handle's period, which
    * aborts `signal`.
-   * @template T @param {AbortSignal | undefined} signal @param {() => Promise<T>} call @returns {Promise<T>}
+   * @template T @param {() => Promise<T>} call @returns {Promise<T>}
    */
-  async #call(signal, call) {
+  async #call(call) {
     try {
-      return await run(signal, call);
+      return await run(call);
     } catch (e) {
       if (e instanceof LeaseLost) this.#end(e);
       throw e;
     } finally {
-      if (this.released) this.#end(new LeaseLost(`lease ${JSON.stringify(this.key)} was released`, { key: this.key, reason: "released" }));
+      if (this.released) this.#end(released(this.key));
     }
   }
 
@@ -336,31 +373,68 @@ export class Lease {
   /** deadline = now + ttl; the state is kept (cooperative writes absorbed). */
   async renew(/** @type {any} */ opts) {
     const { signal } = options(opts, signalOnly, "renew options");
-    await this.#call(signal, () => this.#core.renew());
+    await this.#call(() => this.#core.renew(signal ?? undefined));
   }
 
   /** Guarded read-modify-write of the state; resolves to the state written. */
   async updateState(/** @type {Function} */ fn, /** @type {any} */ opts) {
     func(fn, "updateState's argument");
     const { signal } = options(opts, signalOnly, "updateState options");
-    return this.#call(signal, () => this.#core.updateState(fn));
+    return this.#call(() => this.#core.updateState(fn, signal ?? undefined));
   }
 
   /** Guarded replace of the state (unseen cooperative writes are discarded). */
   async write(/** @type {unknown} */ state, /** @type {any} */ opts) {
     const { signal } = options(opts, signalOnly, "write options");
-    return this.#call(signal, () => this.#core.write(state));
+    return this.#call(() => this.#core.write(state, signal ?? undefined));
   }
 
   /** holder = null, deadline = now; `{state}` optionally sets a final state. */
   async release(/** @type {any} */ opts) {
     const o = options(opts, { state: "any", signal: "signal" }, "release options");
     const hasState = opts != null && Object.hasOwn(opts, "state") && opts.state !== undefined;
-    await this.#call(o.signal, () => this.#core.release(hasState, hasState ? o.state : undefined));
+    await this.#call(() => this.#core.release(hasState, hasState ? o.state : undefined, o.signal ?? undefined));
+  }
+
+  /**
+   * Renew in the background every `every` seconds (default ttl/3) until stopped, released or lost.
+   * Failed renewals are retried within the deadline; when a renewal cannot succeed before it,
+   * `signal` aborts (reason: `LeaseLost`) before the deadline passes. Idempotent: a second call
+   * returns the same handle. `stop()` resolves once keep-alive has stopped (a renewal in flight
+   * settled).
+   * @returns {{stop(): Promise<void>}}
+   */
+  keepAlive(/** @type {any} */ opts) {
+    const { every } = options(opts, { every: "number" }, "keepAlive options");
+    if (this.#keeper) return this.#keeper;
+    if (this.#ended.signal.aborted) throw this.#ended.signal.reason;
+    const stop = new AbortController();
+    let running;
+    try {
+      running = this.#core.keepAlive(every ?? undefined, stop.signal);
+    } catch (e) {
+      throw fromFailure(e);
+    }
+    const done = running.then(
+      () => this.released && this.#end(released(this.key)),
+      (/** @type {unknown} */ e) => {
+        const err = fromFailure(e);
+        if (err instanceof LeaseLost) this.#end(err);
+      },
+    );
+    const keeper = {
+      stop: async () => {
+        stop.abort();
+        await done;
+      },
+    };
+    this.#keeper = keeper;
+    return keeper;
   }
 
   /** `await using lease = …`: releases at the end of the scope (nothing to do when already over). */
   async [ASYNC_DISPOSE]() {
+    await this.#keeper?.stop();
     if (this.#ended.signal.aborted) return;
     try {
       await this.release();
@@ -402,7 +476,7 @@ export class Doc {
   /** `{value, etag}` or null; with a schema, `value` is the schema's output. */
   async get(/** @type {any} */ opts) {
     const { signal } = options(opts, signalOnly, "get options");
-    const got = await run(signal, () => this.#core.get().get());
+    const got = await run(() => this.#core.get().get(signal ?? undefined));
     if (got && this.#schema) got.value = await validate(this.#schema, got.value, this.key);
     return got;
   }
@@ -418,14 +492,14 @@ export class Doc {
       ? async (/** @type {unknown} */ v) => validate(schema, await fn(await validate(schema, v, key)), key)
       : fn;
     const hasCreate = opts != null && Object.hasOwn(opts, "create") && opts.create !== undefined;
-    return await run(o.signal, () => this.#core.get().update(transition, hasCreate, hasCreate ? o.create : undefined,
-      o.maxAttempts ?? undefined));
+    return await run(() => this.#core.get().update(transition, hasCreate, hasCreate ? o.create : undefined,
+      o.maxAttempts ?? undefined, o.signal ?? undefined));
   }
 
   /** Delete the document (idempotent). */
   async delete(/** @type {any} */ opts) {
     const { signal } = options(opts, signalOnly, "delete options");
-    await run(signal, () => this.#core.get().delete());
+    await run(() => this.#core.get().delete(signal ?? undefined));
   }
 }
 
@@ -462,7 +536,7 @@ export class Objects {
   async get(/** @type {string} */ key, /** @type {any} */ opts) {
     string(key, "key");
     const { signal } = options(opts, signalOnly, "get options");
-    return await run(signal, () => this.#core.get().get(key));
+    return await run(() => this.#core.get().get(key, signal ?? undefined));
   }
 
   /** `{etag}`, or null when `{ifAbsent}` / `{ifMatch}` did not hold. */
@@ -471,29 +545,30 @@ export class Objects {
     const o = options(opts, PUT_OPTIONS, "put options");
     if (o.ifAbsent && o.ifMatch != null) throw new InvalidArgument("ifAbsent and ifMatch cannot be combined");
     const bytes = toBytes(data);
-    return await run(o.signal, () => this.#core.get().put(key, bytes, o.ifAbsent === true, o.ifMatch ?? undefined));
+    return await run(() => this.#core.get().put(key, bytes, o.ifAbsent === true, o.ifMatch ?? undefined,
+      o.signal ?? undefined));
   }
 
   /** Delete; a missing key is a no-op. */
   async delete(/** @type {string} */ key, /** @type {any} */ opts) {
     string(key, "key");
     const { signal } = options(opts, signalOnly, "delete options");
-    await run(signal, () => this.#core.get().delete(key));
+    await run(() => this.#core.get().delete(key, signal ?? undefined));
   }
 
   /** Keys under `prefix` (default ""), ascending, relative to the store prefix. */
   async list(/** @type {string | undefined} */ prefix, /** @type {any} */ opts) {
     if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
     const { signal } = options(opts, signalOnly, "list options");
-    return await run(signal, () => this.#core.get().list(prefix ?? ""));
+    return await run(() => this.#core.get().list(prefix ?? "", signal ?? undefined));
   }
 
   /** Poll until the key exists (or its etag differs from `changedFrom`); `TimeoutError` after `timeout`. */
   async waitFor(/** @type {string} */ key, /** @type {any} */ opts) {
     string(key, "key");
     const o = options(opts, WAIT_OPTIONS, "waitFor options");
-    return await run(o.signal, () => this.#core.get().waitFor(key, o.timeout ?? undefined, o.pollInterval ?? undefined,
-      o.changedFrom ?? undefined));
+    return await run(() => this.#core.get().waitFor(key, o.timeout ?? undefined, o.pollInterval ?? undefined,
+      o.changedFrom ?? undefined, o.signal ?? undefined));
   }
 }
 

@@ -196,6 +196,8 @@ const MARK = "__fencepost";
 export function fromFailure(e) {
   if (e === null || typeof e !== "object" || !(MARK in e)) return e;
   const { [MARK]: code, message, ...details } = e;
+  // An abort the core raised on its own (no JS reason to hand back): the platform's AbortError.
+  if (code === "ABORTED") return new DOMException(message, "AbortError");
   const C = byCode.get(code) ?? FencepostError;
   const err = new C(message, details);
   // Drop this helper's own frame: the stack starts at the API method and runs into the caller.

@@ -81,6 +81,8 @@ export interface S3StoreOptions {
   prefix?: string;
   /** Path-style URLs (default true); false for virtual-hosted `bucket.host`. */
   forcePathStyle?: boolean;
+  /** Seconds per attempt (default 30): a request with no answer by then is a transport error (a write is then resolved by read-back). */
+  timeout?: number;
 }
 
 /** An S3-API store over `fetch`, SigV4-signed. */
@@ -108,6 +110,13 @@ export interface FencepostOptions {
   retry?: { maxAttempts?: number; baseDelay?: number; maxDelay?: number };
   /** Where "now" comes from (ms since the epoch, or a Date); default `Date.now`. */
   now?: () => number | Date;
+  /**
+   * Whose time lease deadlines are written and judged in: `"local"` (default: `now`), or `"store"`:
+   * `now` corrected by the offset the S3 store's `Date` headers show, so a client whose clock is
+   * minutes off neither steals a live lease nor writes deadlines others see as expired. Stores
+   * without a `Date` (R2 binding, memory) use the local clock.
+   */
+  clock?: "local" | "store";
 }
 
 export interface ClaimResult<T> {
@@ -126,6 +135,20 @@ export interface LeaseOptions extends CallOptions {
   holder?: string;
   /** Take over an expired (or released) lease; default true. */
   stealIfExpired?: boolean;
+  /** Seconds to keep trying while it is held by someone else (backoff with jitter, a release is noticed within about a second); then `null`. */
+  wait?: number;
+}
+
+export interface WithLeaseOptions extends LeaseOptions {
+  stateFn?: (state: any) => any;
+  /** Keep-alive interval, seconds (default ttl/3). */
+  every?: number;
+}
+
+/** What `lease.keepAlive()` returns. */
+export interface KeepAlive {
+  /** Stop renewing; resolves once a renewal in flight has settled. */
+  stop(): Promise<void>;
 }
 
 export interface LeaseOptionsWithState<S> extends LeaseOptions {
@@ -143,6 +166,17 @@ export declare class Fencepost {
   lease<S>(key: string, options: LeaseOptionsWithState<S>): Promise<Lease<S> | null>;
   /** Without `stateFn`, a fresh lease's state is null (a steal keeps the previous state). */
   lease<S = Json>(key: string, options: LeaseOptions & { stateFn?: undefined }): Promise<Lease<S | null> | null>;
+  /**
+   * Acquire (waiting up to `wait`), keep the lease alive while `fn(lease, signal)` runs, release it
+   * when `fn` settles (also when it throws). `null` without calling `fn` when not acquired. `signal`
+   * aborts when the lease is lost (or the caller's `signal` aborts); a lease lost while `fn` ran
+   * rejects with that `LeaseLost`.
+   */
+  withLease<S = Json, R = unknown>(
+    key: string,
+    options: WithLeaseOptions,
+    fn: (lease: Lease<S>, signal: AbortSignal) => Awaitable<R>,
+  ): Promise<R | null>;
   /** Change a lease's state from outside, without fencing the holder. null if there is no lease. */
   cooperativeWrite<S = Json>(key: string, fn: (state: S) => Awaitable<JsonSafe<S>>, options?: CallOptions): Promise<S | null>;
   /** A handle on `holder`'s current period (one read, no write), or null. */
@@ -175,9 +209,15 @@ export declare class Lease<S = Json> implements AsyncDisposable {
   updateState(fn: (state: S) => Awaitable<JsonSafe<S>>, options?: CallOptions): Promise<S>;
   /** Guarded replace (discards unseen cooperative writes). */
   write(state: JsonSafe<S>, options?: CallOptions): Promise<S>;
+  /**
+   * Renew in the background every `every` seconds (default ttl/3) until stopped, released or lost;
+   * failed renewals are retried within the deadline, and when one cannot succeed before it, `signal`
+   * aborts (a `LeaseLost`) before the deadline passes. Idempotent.
+   */
+  keepAlive(options?: { every?: number }): KeepAlive;
   /** holder = null, deadline = now, optional final state. Every call through the handle then rejects with `LeaseLost`. */
   release(options?: { state?: JsonSafe<S> } & CallOptions): Promise<void>;
-  /** `await using lease = await db.lease(…)`: released at the end of the scope (nothing to do when already over). */
+  /** `await using lease = await db.lease(…)`: stops keep-alive, then releases (nothing to do when already over). */
   [Symbol.asyncDispose](): Promise<void>;
   /** A snapshot for logs, without the holder. */
   toJSON(): { key: string; epoch: number; ttl: number; state: S; deadlineAt: string; etag: string | null; released: boolean };

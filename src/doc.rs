@@ -35,6 +35,11 @@ impl Doc {
         &self.key
     }
 
+    /// The same document, for calls that obey `cancel` (see [`crate::objects`]).
+    pub fn with_cancel(&self, cancel: &crate::Cancel) -> Doc {
+        Doc { objects: self.objects.with_cancel(cancel), key: self.key.clone() }
+    }
+
     /// The current value, or `None`. Requests: 1.
     pub async fn get(&self) -> Result<Option<DocValue>> {
         let Some(obj) = self.objects.read(&self.key).await? else { return Ok(None) };

@@ -3,9 +3,11 @@
 
 use std::any::Any;
 use std::fmt;
+use std::rc::Rc;
 
-/// A fencepost failure.
-#[derive(Debug)]
+/// A fencepost failure. `Clone`, so one reason can settle many waiters (a [`crate::Cancel`] hands
+/// its reason to every call it aborts).
+#[derive(Debug, Clone)]
 pub enum Error {
     /// The caller's input was rejected before anything was written (bad key, ttl, value…).
     InvalidArgument(String),
@@ -17,18 +19,24 @@ pub enum Error {
     Conflict { key: String, attempts: u32 },
     /// The store refused the request or could not be reached (after bounded retries).
     Storage(StorageFailure),
-    /// A write's response was lost and reading the key back could not prove whether it landed.
-    /// fencepost never guesses: the caller decides (usually: re-read and retry the operation).
-    AmbiguousWrite { key: String, message: String },
+    /// A write's response was lost (or the call was cancelled while it was in flight) and reading
+    /// the key back could not prove whether it landed. fencepost never guesses: the caller decides
+    /// (usually: re-read and retry the operation). `cause`: what interrupted the write when that was
+    /// not the store (a cancel's reason), or why the read-back failed; see
+    /// [`std::error::Error::source`].
+    AmbiguousWrite { key: String, message: String, cause: Option<Box<Error>> },
     /// `wait_for` gave up.
     Timeout { key: String, seconds: f64 },
     /// `doc.update` found no document and was given no `create` value.
     NotFound { key: String },
     /// A stored object is not what fencepost expects (not JSON, wrong shape). Nothing was written.
     Corrupt { key: String, message: String },
+    /// The call was cancelled through a [`crate::Cancel`] without a reason of its own.
+    Aborted,
     /// An error raised by a caller-supplied function (a `stateFn`, an `update` callback…), carried
-    /// through unchanged so the bindings can hand the very same value back to the caller.
-    Callback(Box<dyn Any>),
+    /// through unchanged so the bindings can hand the very same value back to the caller (`Rc` so
+    /// the error stays `Clone`; the wasm binding downcasts it to a `JsValue`).
+    Callback(Rc<dyn Any>),
 }
 
 /// What a store said when it refused a request.
@@ -54,6 +62,7 @@ impl Error {
             Error::Timeout { .. } => "TIMEOUT",
             Error::NotFound { .. } => "NOT_FOUND",
             Error::Corrupt { .. } => "CORRUPT",
+            Error::Aborted => "ABORTED",
             Error::Callback(_) => "CALLBACK",
         }
     }
@@ -69,6 +78,15 @@ impl Error {
     pub fn corrupt(key: &str, message: impl Into<String>) -> Self {
         Error::Corrupt { key: key.to_owned(), message: message.into() }
     }
+
+    pub fn ambiguous(key: &str, message: impl Into<String>, cause: Option<Error>) -> Self {
+        Error::AmbiguousWrite { key: key.to_owned(), message: message.into(), cause: cause.map(Box::new) }
+    }
+
+    /// Wrap a caller's own error value (see [`Error::Callback`]).
+    pub fn callback<T: Any>(value: T) -> Self {
+        Error::Callback(Rc::new(value))
+    }
 }
 
 impl fmt::Display for Error {
@@ -80,7 +98,7 @@ impl fmt::Display for Error {
                 write!(f, "{key:?}: still conflicting after {attempts} attempts")
             }
             Error::Storage(s) => fmt::Display::fmt(s, f),
-            Error::AmbiguousWrite { key, message } => {
+            Error::AmbiguousWrite { key, message, .. } => {
                 write!(f, "write to {key:?} may or may not have landed: {message}")
             }
             Error::Timeout { key, seconds } => {
@@ -88,6 +106,7 @@ impl fmt::Display for Error {
             }
             Error::NotFound { key } => write!(f, "{key:?} does not exist and no create value was given"),
             Error::Corrupt { key, message } => write!(f, "stored object {key:?} is corrupt: {message}"),
+            Error::Aborted => write!(f, "the operation was aborted"),
             Error::Callback(_) => write!(f, "a callback failed"),
         }
     }
@@ -109,6 +128,13 @@ impl fmt::Display for StorageFailure {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::AmbiguousWrite { cause: Some(cause), .. } => Some(cause.as_ref()),
+            _ => None,
+        }
+    }
+}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -6,11 +6,12 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use crate::LocalBoxFuture;
+use crate::cancel::Cancel;
 use crate::error::{Error, Result};
 use crate::objects::Objects;
 use crate::retry::RetryPolicy;
 use crate::store::ObjectStore;
-use crate::time::{Clock, SystemClock};
+use crate::time::{Clock, ClockSource, SystemClock};
 
 /// A caller-supplied transition of a JSON value (`stateFn`, `update`, `cooperativeWrite`…). It may
 /// be called more than once (each lost race calls it again), so it must be pure. An `Err` aborts the
@@ -31,6 +32,9 @@ pub struct Options {
     /// Where "now" comes from (lease deadlines) and how to wait; defaults to the system clock.
     pub clock: Option<Rc<dyn Clock>>,
     pub retry: RetryPolicy,
+    /// Whose time lease deadlines are written and judged in: `clock` (default), or the store's
+    /// (`clock` corrected by the offset the store's responses show).
+    pub clock_source: ClockSource,
 }
 
 #[derive(Clone)]
@@ -41,7 +45,15 @@ pub struct Fencepost {
 impl Fencepost {
     pub fn new(store: Rc<dyn ObjectStore>, options: Options) -> Result<Self> {
         let clock = options.clock.unwrap_or_else(|| Rc::new(SystemClock));
-        Ok(Fencepost { objects: Objects::new(store, clock, options.retry)? })
+        let objects = Objects::new(store, clock, options.retry)?.with_clock_source(options.clock_source);
+        Ok(Fencepost { objects })
+    }
+
+    /// A handle whose calls obey `cancel`: waits and retries stop when it fires, and the call
+    /// settles as described in [`crate::objects`]. Docs made from it obey it too; a lease acquired
+    /// through it does not (the cancel is the acquisition's; see [`crate::Lease::with_cancel`]).
+    pub fn with_cancel(&self, cancel: &Cancel) -> Fencepost {
+        Fencepost { objects: self.objects.with_cancel(cancel) }
     }
 
     /// The layer-0 API on the same store.

@@ -12,6 +12,7 @@
 #![allow(async_fn_in_trait)]
 #![doc = include_str!("../README.md")]
 
+pub mod cancel;
 pub mod claim;
 pub mod doc;
 pub mod error;
@@ -21,6 +22,7 @@ pub mod keys;
 pub mod lease;
 pub mod objects;
 mod platform;
+pub mod race;
 pub mod retry;
 pub mod store;
 pub mod time;
@@ -29,6 +31,7 @@ pub mod token;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 
+pub use cancel::Cancel;
 pub use claim::Claim;
 pub use doc::{Doc, DocValue};
 pub use error::{Error, Result, StorageFailure};
@@ -36,7 +39,7 @@ pub use fencepost::{Fencepost, Options};
 pub use lease::{Lease, LeaseOptions};
 pub use objects::{Objects, Written};
 pub use retry::RetryPolicy;
-pub use time::{Clock, ManualClock, SystemClock, Timestamp};
+pub use time::{Clock, ClockSource, ManualClock, SystemClock, Timestamp};
 
 /// A boxed future that need not be `Send`: wasm hosts and Workers are single-threaded.
 pub type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;

@@ -67,7 +67,7 @@ for_each_case!(wasm_cases);
 
 fn real_time_db(store: Rc<dyn ObjectStore>) -> Fencepost {
     let retry = RetryPolicy { max_attempts: 8, base_delay: 0.02, max_delay: 0.5 };
-    Fencepost::new(store, Options { clock: None, retry }).unwrap()
+    Fencepost::new(store, Options { retry, ..Options::default() }).unwrap()
 }
 
 #[wasm_bindgen_test]

@@ -26,6 +26,10 @@ pub enum Fault {
     Pass,
     /// Run this first (typically: another writer's put on the inner store), then the request.
     Before(Box<dyn FnOnce() -> LocalBoxFuture<'static, ()>>),
+    /// Forward the request, then run this before answering: `std::future::pending()` makes a
+    /// request that lands and is never answered; a hook that fires a cancel makes one that is
+    /// cancelled while in flight.
+    After(Box<dyn FnOnce() -> LocalBoxFuture<'static, ()>>),
     /// Forward the request, let it land, then report a transport error: an ambiguous write.
     LoseResponse,
     /// Do not forward; fail with this HTTP status and S3 error code.
@@ -41,6 +45,11 @@ impl Fault {
     /// Run `hook` (another process's writes) just before the request.
     pub fn before<F: std::future::Future<Output = ()> + 'static>(hook: F) -> Fault {
         Fault::Before(Box::new(move || Box::pin(hook)))
+    }
+
+    /// Run `hook` after the request reached the store, before its answer is returned.
+    pub fn after<F: std::future::Future<Output = ()> + 'static>(hook: F) -> Fault {
+        Fault::After(Box::new(move || Box::pin(hook)))
     }
 
     /// A competing write: `key` is overwritten with `body` on `store` just before the request.
@@ -150,6 +159,11 @@ impl FaultStore {
                 hook().await;
                 request.await
             }
+            Some(Fault::After(hook)) => {
+                let answer = request.await;
+                hook().await;
+                answer
+            }
             Some(Fault::LoseResponse) => {
                 request.await?;
                 Err(StoreError::transport("injected: connection reset after the request was sent"))
@@ -201,5 +215,9 @@ impl ObjectStore for FaultStore {
 
     fn max_key_bytes(&self) -> usize {
         self.inner.max_key_bytes()
+    }
+
+    fn server_time(&self) -> Option<crate::time::Timestamp> {
+        self.inner.server_time()
     }
 }

@@ -175,6 +175,13 @@ pub trait ObjectStore {
     fn max_key_bytes(&self) -> usize {
         crate::keys::MAX_KEY_BYTES
     }
+
+    /// The store's clock as of its latest response (S3: the `Date` header, plus half of the second
+    /// it truncates), `None` when that response carried none or the store has no clock of its own
+    /// (memory, R2 binding). Read right after a request returns; see [`crate::ClockSource::Store`].
+    fn server_time(&self) -> Option<crate::time::Timestamp> {
+        None
+    }
 }
 
 /// Strip the quotes (and weak marker) S3 puts around an ETag; R2 bindings give it bare.

@@ -14,6 +14,7 @@ use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
 use super::convert::{js_to_value, value_to_js};
 use super::errors::{callback, to_js};
+use super::signal::{AbortSignal, Linked};
 use super::stores::Store;
 use crate::doc::DEFAULT_MAX_ATTEMPTS;
 use crate::error::{Error, Result};
@@ -21,10 +22,46 @@ use crate::fencepost::Transition;
 use crate::objects::WaitOptions;
 use crate::store::{Precondition, StoredObject};
 use crate::time::{Clock, SystemClock, Timestamp};
-use crate::{Fencepost, LeaseOptions, Options, RetryPolicy};
+use crate::{Cancel, ClockSource, Fencepost, LeaseOptions, Options, RetryPolicy};
 
-fn promise<F: Future<Output = Result<JsValue>> + 'static>(f: F) -> Promise {
-    future_to_promise(async move { f.await.map_err(to_js) })
+/// Run a core call as a Promise, under the caller's `AbortSignal` when there is one: `call` gets
+/// the linked cancel (to scope its handle with [`Scoped::under`]); the listener goes when it settles.
+fn promise<F, Fut>(signal: Option<AbortSignal>, call: F) -> Promise
+where
+    F: FnOnce(Option<Cancel>) -> Fut,
+    Fut: Future<Output = Result<JsValue>> + 'static,
+{
+    let link = Linked::new(signal);
+    let work = call(link.as_ref().map(|l| l.cancel.clone()));
+    future_to_promise(async move {
+        let out = work.await;
+        drop(link);
+        out.map_err(to_js)
+    })
+}
+
+/// A core handle for one call: the same handle, obeying the call's cancel if it has one.
+trait Scoped: Clone {
+    fn with(&self, cancel: &Cancel) -> Self;
+    fn under(&self, cancel: &Option<Cancel>) -> Self {
+        cancel.as_ref().map_or_else(|| self.clone(), |c| self.with(c))
+    }
+}
+
+impl Scoped for Fencepost {
+    fn with(&self, cancel: &Cancel) -> Self {
+        self.with_cancel(cancel)
+    }
+}
+impl Scoped for crate::Lease {
+    fn with(&self, cancel: &Cancel) -> Self {
+        self.with_cancel(cancel)
+    }
+}
+impl Scoped for crate::Doc {
+    fn with(&self, cancel: &Cancel) -> Self {
+        self.with_cancel(cancel)
+    }
 }
 
 fn object(entries: &[(&str, JsValue)]) -> JsValue {
@@ -77,14 +114,14 @@ fn count(n: Option<f64>, what: &str) -> Result<Option<u32>> {
 }
 
 fn lease_or_null(lease: Option<crate::Lease>) -> JsValue {
-    lease.map_or(JsValue::NULL, |l| JsLease { inner: Rc::new(l) }.into())
+    lease.map_or(JsValue::NULL, |inner| JsLease { inner }.into())
 }
 
 // ------------------------------------------------------------------------------------ Fencepost
 
 #[wasm_bindgen(js_name = Fencepost)]
 pub struct JsFencepost {
-    inner: Rc<Fencepost>,
+    inner: Fencepost,
 }
 
 #[wasm_bindgen(js_class = Fencepost)]
@@ -96,6 +133,7 @@ impl JsFencepost {
         max_attempts: Option<f64>,
         base_delay: Option<f64>,
         max_delay: Option<f64>,
+        store_clock: bool,
     ) -> std::result::Result<JsFencepost, JsValue> {
         let build = || -> Result<JsFencepost> {
             let defaults = RetryPolicy::default();
@@ -105,16 +143,18 @@ impl JsFencepost {
                 max_delay: max_delay.unwrap_or(defaults.max_delay),
             };
             let clock = now.map(|f| Rc::new(JsClock(f)) as Rc<dyn Clock>);
-            let inner = Fencepost::new(store.inner(), Options { clock, retry })?;
-            Ok(JsFencepost { inner: Rc::new(inner) })
+            let clock_source = if store_clock { ClockSource::Store } else { ClockSource::Local };
+            let inner = Fencepost::new(store.inner(), Options { clock, retry, clock_source })?;
+            Ok(JsFencepost { inner })
         };
         build().map_err(to_js)
     }
 
     /// `{won, key, value, etag}`.
-    pub fn claim(&self, key: String, value: JsValue) -> Promise {
-        let db = self.inner.clone();
-        promise(async move {
+    pub fn claim(&self, key: String, value: JsValue, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let db = self.inner.under(&c);
+            async move {
             let value = js_to_value(&value, "value")?;
             let c = db.claim(&key, value).await?;
             Ok(object(&[
@@ -123,6 +163,7 @@ impl JsFencepost {
                 ("value", value_to_js(&c.value)),
                 ("etag", c.etag.into()),
             ]))
+            }
         })
     }
 
@@ -134,30 +175,38 @@ impl JsFencepost {
         holder: Option<String>,
         steal_if_expired: Option<bool>,
         state_fn: Option<Function>,
+        wait: Option<f64>,
+        signal: Option<AbortSignal>,
     ) -> Promise {
-        let db = self.inner.clone();
-        promise(async move {
-            let opts = LeaseOptions { ttl, holder, steal_if_expired: steal_if_expired.unwrap_or(true) };
-            let mut state_fn = state_fn.map(|f| js_transition(f, "stateFn's result"));
-            Ok(lease_or_null(db.lease(&key, opts, state_fn.as_deref_mut()).await?))
+        promise(signal, |c| {
+            let db = self.inner.under(&c);
+            async move {
+                let opts = LeaseOptions { ttl, holder, steal_if_expired: steal_if_expired.unwrap_or(true), wait };
+                let mut state_fn = state_fn.map(|f| js_transition(f, "stateFn's result"));
+                Ok(lease_or_null(db.lease(&key, opts, state_fn.as_deref_mut()).await?))
+            }
         })
     }
 
     /// The new state, or null if there is no lease document.
     #[wasm_bindgen(js_name = cooperativeWrite)]
-    pub fn cooperative_write(&self, key: String, f: Function) -> Promise {
-        let db = self.inner.clone();
-        promise(async move {
-            let mut f = js_transition(f, "the callback's result");
-            Ok(db.cooperative_write(&key, &mut *f).await?.map_or(JsValue::NULL, |s| value_to_js(&s)))
+    pub fn cooperative_write(&self, key: String, f: Function, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let db = self.inner.under(&c);
+            async move {
+                let mut f = js_transition(f, "the callback's result");
+                Ok(db.cooperative_write(&key, &mut *f).await?.map_or(JsValue::NULL, |s| value_to_js(&s)))
+            }
         })
     }
 
     /// A `Lease` on the holder's current period, or null. One read, no write.
     #[wasm_bindgen(js_name = attachLease)]
-    pub fn attach_lease(&self, key: String, holder: String, ttl: f64) -> Promise {
-        let db = self.inner.clone();
-        promise(async move { Ok(lease_or_null(db.attach_lease(&key, &holder, ttl).await?)) })
+    pub fn attach_lease(&self, key: String, holder: String, ttl: f64, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let db = self.inner.under(&c);
+            async move { Ok(lease_or_null(db.attach_lease(&key, &holder, ttl).await?)) }
+        })
     }
 
     pub fn doc(&self, key: String) -> std::result::Result<JsDoc, JsValue> {
@@ -173,7 +222,7 @@ impl JsFencepost {
 
 #[wasm_bindgen(js_name = Lease)]
 pub struct JsLease {
-    inner: Rc<crate::Lease>,
+    inner: crate::Lease,
 }
 
 #[wasm_bindgen(js_class = Lease)]
@@ -204,35 +253,58 @@ impl JsLease {
             .collect()
     }
 
-    pub fn renew(&self) -> Promise {
-        let l = self.inner.clone();
-        promise(async move { l.renew().await.map(|_| JsValue::UNDEFINED) })
-    }
-
-    #[wasm_bindgen(js_name = updateState)]
-    pub fn update_state(&self, f: Function) -> Promise {
-        let l = self.inner.clone();
-        promise(async move {
-            let mut f = js_transition(f, "updateState's result");
-            Ok(value_to_js(&l.update_state(&mut *f).await?))
+    pub fn renew(&self, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let l = self.inner.under(&c);
+            async move { l.renew().await.map(|_| JsValue::UNDEFINED) }
         })
     }
 
-    pub fn write(&self, state: JsValue) -> Promise {
-        let l = self.inner.clone();
-        promise(async move {
-            let state = js_to_value(&state, "state")?;
-            Ok(value_to_js(&l.write(state).await?))
+    #[wasm_bindgen(js_name = updateState)]
+    pub fn update_state(&self, f: Function, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let l = self.inner.under(&c);
+            async move {
+                let mut f = js_transition(f, "updateState's result");
+                Ok(value_to_js(&l.update_state(&mut *f).await?))
+            }
+        })
+    }
+
+    pub fn write(&self, state: JsValue, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let l = self.inner.under(&c);
+            async move {
+                let state = js_to_value(&state, "state")?;
+                Ok(value_to_js(&l.write(state).await?))
+            }
         })
     }
 
     /// `has_state`: whether a final state was given (it may be null).
-    pub fn release(&self, has_state: bool, state: JsValue) -> Promise {
-        let l = self.inner.clone();
-        promise(async move {
-            let state = if has_state { Some(js_to_value(&state, "release options.state")?) } else { None };
-            l.release(state).await.map(|_| JsValue::UNDEFINED)
+    pub fn release(&self, has_state: bool, state: JsValue, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let l = self.inner.under(&c);
+            async move {
+                let state = if has_state { Some(js_to_value(&state, "release options.state")?) } else { None };
+                l.release(state).await.map(|_| JsValue::UNDEFINED)
+            }
         })
+    }
+
+    /// Renew in the background until `stop` aborts (→ resolves), the lease is released (→
+    /// resolves) or lost (→ rejects with `LeaseLost`). A bad interval is reported at once.
+    #[wasm_bindgen(js_name = keepAlive)]
+    pub fn keep_alive(&self, every: Option<f64>, stop: AbortSignal) -> std::result::Result<Promise, JsValue> {
+        self.inner.keep_alive_interval(every).map_err(to_js)?;
+        let link = Linked::new(Some(stop));
+        let stop = link.as_ref().map_or_else(Cancel::new, |l| l.cancel.clone());
+        let renewing = self.inner.keep_alive(every, &stop);
+        Ok(future_to_promise(async move {
+            let out = renewing.await;
+            drop(link);
+            out.map(|_| JsValue::UNDEFINED).map_err(to_js)
+        }))
     }
 }
 
@@ -246,28 +318,41 @@ pub struct JsDoc {
 #[wasm_bindgen(js_class = Doc)]
 impl JsDoc {
     /// `{value, etag}` or null.
-    pub fn get(&self) -> Promise {
-        let doc = self.inner.clone();
-        promise(async move {
-            let Some(got) = doc.get().await? else { return Ok(JsValue::NULL) };
-            Ok(object(&[("value", value_to_js(&got.value)), ("etag", got.etag.into())]))
+    pub fn get(&self, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let doc = self.inner.under(&c);
+            async move {
+                let Some(got) = doc.get().await? else { return Ok(JsValue::NULL) };
+                Ok(object(&[("value", value_to_js(&got.value)), ("etag", got.etag.into())]))
+            }
         })
     }
 
     /// The value written. `has_create`: whether a `create` value was given (it may be null).
-    pub fn update(&self, f: Function, has_create: bool, create: JsValue, max_attempts: Option<f64>) -> Promise {
-        let doc = self.inner.clone();
-        promise(async move {
-            let create = if has_create { Some(js_to_value(&create, "update options.create")?) } else { None };
-            let max_attempts = count(max_attempts, "update options.maxAttempts")?.unwrap_or(DEFAULT_MAX_ATTEMPTS);
-            let mut f = js_transition(f, "update's result");
-            Ok(value_to_js(&doc.update(&mut *f, create, max_attempts).await?))
+    pub fn update(
+        &self,
+        f: Function,
+        has_create: bool,
+        create: JsValue,
+        max_attempts: Option<f64>,
+        signal: Option<AbortSignal>,
+    ) -> Promise {
+        promise(signal, |c| {
+            let doc = self.inner.under(&c);
+            async move {
+                let create = if has_create { Some(js_to_value(&create, "update options.create")?) } else { None };
+                let max_attempts = count(max_attempts, "update options.maxAttempts")?.unwrap_or(DEFAULT_MAX_ATTEMPTS);
+                let mut f = js_transition(f, "update's result");
+                Ok(value_to_js(&doc.update(&mut *f, create, max_attempts).await?))
+            }
         })
     }
 
-    pub fn delete(&self) -> Promise {
-        let doc = self.inner.clone();
-        promise(async move { doc.delete().await.map(|_| JsValue::UNDEFINED) })
+    pub fn delete(&self, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let doc = self.inner.under(&c);
+            async move { doc.delete().await.map(|_| JsValue::UNDEFINED) }
+        })
     }
 }
 
@@ -275,7 +360,7 @@ impl JsDoc {
 
 #[wasm_bindgen(js_name = Objects)]
 pub struct JsObjects {
-    db: Rc<Fencepost>,
+    db: Fencepost,
 }
 
 fn stored_to_js(o: StoredObject) -> JsValue {
@@ -284,36 +369,52 @@ fn stored_to_js(o: StoredObject) -> JsValue {
 
 #[wasm_bindgen(js_class = Objects)]
 impl JsObjects {
-    pub fn get(&self, key: String) -> Promise {
-        let db = self.db.clone();
-        promise(async move { Ok(db.objects().get(&key).await?.map_or(JsValue::NULL, stored_to_js)) })
-    }
-
-    /// `{etag}`, or null when the precondition did not hold.
-    pub fn put(&self, key: String, data: Vec<u8>, if_absent: bool, if_match: Option<String>) -> Promise {
-        let db = self.db.clone();
-        promise(async move {
-            let precondition = match (if_absent, if_match) {
-                (true, Some(_)) => return Err(Error::invalid("ifAbsent and ifMatch cannot be combined")),
-                (true, None) => Precondition::IfAbsent,
-                (false, Some(etag)) => Precondition::IfMatch(etag),
-                (false, None) => Precondition::None,
-            };
-            let written = db.objects().put(&key, &data, precondition).await?;
-            Ok(written.map_or(JsValue::NULL, |w| object(&[("etag", w.etag.map_or(JsValue::NULL, JsValue::from))])))
+    pub fn get(&self, key: String, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let db = self.db.under(&c);
+            async move { Ok(db.objects().get(&key).await?.map_or(JsValue::NULL, stored_to_js)) }
         })
     }
 
-    pub fn delete(&self, key: String) -> Promise {
-        let db = self.db.clone();
-        promise(async move { db.objects().delete(&key).await.map(|_| JsValue::UNDEFINED) })
+    /// `{etag}`, or null when the precondition did not hold.
+    pub fn put(
+        &self,
+        key: String,
+        data: Vec<u8>,
+        if_absent: bool,
+        if_match: Option<String>,
+        signal: Option<AbortSignal>,
+    ) -> Promise {
+        promise(signal, |c| {
+            let db = self.db.under(&c);
+            async move {
+                let precondition = match (if_absent, if_match) {
+                    (true, Some(_)) => return Err(Error::invalid("ifAbsent and ifMatch cannot be combined")),
+                    (true, None) => Precondition::IfAbsent,
+                    (false, Some(etag)) => Precondition::IfMatch(etag),
+                    (false, None) => Precondition::None,
+                };
+                let written = db.objects().put(&key, &data, precondition).await?;
+                Ok(written
+                    .map_or(JsValue::NULL, |w| object(&[("etag", w.etag.map_or(JsValue::NULL, JsValue::from))])))
+            }
+        })
     }
 
-    pub fn list(&self, prefix: String) -> Promise {
-        let db = self.db.clone();
-        promise(async move {
-            let keys = db.objects().list(&prefix).await?;
-            Ok(keys.into_iter().map(JsValue::from).collect::<Array>().into())
+    pub fn delete(&self, key: String, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let db = self.db.under(&c);
+            async move { db.objects().delete(&key).await.map(|_| JsValue::UNDEFINED) }
+        })
+    }
+
+    pub fn list(&self, prefix: String, signal: Option<AbortSignal>) -> Promise {
+        promise(signal, |c| {
+            let db = self.db.under(&c);
+            async move {
+                let keys = db.objects().list(&prefix).await?;
+                Ok(keys.into_iter().map(JsValue::from).collect::<Array>().into())
+            }
         })
     }
 
@@ -324,16 +425,19 @@ impl JsObjects {
         timeout: Option<f64>,
         poll_interval: Option<f64>,
         changed_from: Option<String>,
+        signal: Option<AbortSignal>,
     ) -> Promise {
-        let db = self.db.clone();
-        promise(async move {
-            let defaults = WaitOptions::default();
-            let opts = WaitOptions {
-                timeout: timeout.unwrap_or(defaults.timeout),
-                poll_interval: poll_interval.unwrap_or(defaults.poll_interval),
-                changed_from,
-            };
-            Ok(stored_to_js(db.objects().wait_for(&key, &opts).await?))
+        promise(signal, |c| {
+            let db = self.db.under(&c);
+            async move {
+                let defaults = WaitOptions::default();
+                let opts = WaitOptions {
+                    timeout: timeout.unwrap_or(defaults.timeout),
+                    poll_interval: poll_interval.unwrap_or(defaults.poll_interval),
+                    changed_from,
+                };
+                Ok(stored_to_js(db.objects().wait_for(&key, &opts).await?))
+            }
         })
     }
 }

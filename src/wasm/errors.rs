@@ -14,9 +14,9 @@ const MARK: &str = "__fencepost";
 /// The JS value to reject with.
 pub fn to_js(e: Error) -> JsValue {
     let e = match e {
-        Error::Callback(payload) => match payload.downcast::<JsValue>() {
-            Ok(js) => return *js,
-            Err(_) => Error::invalid("a callback failed"),
+        Error::Callback(payload) => match payload.downcast_ref::<JsValue>() {
+            Some(js) => return js.clone(),
+            None => Error::invalid("a callback failed"),
         },
         other => other,
     };
@@ -41,19 +41,24 @@ pub fn to_js(e: Error) -> JsValue {
             set("s3Code", f.code.clone().map_or(JsValue::UNDEFINED, JsValue::from));
             set("status", f.status.map_or(JsValue::UNDEFINED, JsValue::from));
         }
-        Error::AmbiguousWrite { key, .. } | Error::NotFound { key } | Error::Corrupt { key, .. } => {
+        Error::AmbiguousWrite { key, cause, .. } => {
+            set("key", key.into());
+            // An abort's reason (or whatever made the outcome unknowable), as the JS `cause`.
+            set("cause", cause.as_deref().map_or(JsValue::UNDEFINED, |c| to_js(c.clone())));
+        }
+        Error::NotFound { key } | Error::Corrupt { key, .. } => {
             set("key", key.into());
         }
         Error::Timeout { key, seconds } => {
             set("key", key.into());
             set("timeout", (*seconds).into());
         }
-        Error::InvalidArgument(_) | Error::Callback(_) => {}
+        Error::InvalidArgument(_) | Error::Aborted | Error::Callback(_) => {}
     }
     record.into()
 }
 
 /// Wrap a JS-side failure (a thrown callback) so it travels through the core unchanged.
 pub fn callback(e: JsValue) -> Error {
-    Error::Callback(Box::new(e))
+    Error::callback(e)
 }

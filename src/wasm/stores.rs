@@ -56,7 +56,7 @@ pub fn s3_store(
     session_token: Option<String>,
     prefix: Option<String>,
     path_style: bool,
-    _timeout: Option<f64>,
+    timeout: Option<f64>,
 ) -> std::result::Result<Store, JsValue> {
     let build = || -> Result<Store> {
         let addressing = if path_style { Addressing::Path } else { Addressing::VirtualHosted };
@@ -64,6 +64,7 @@ pub fn s3_store(
             .session_token(session_token)
             .prefix(&prefix.unwrap_or_default())
             .addressing(addressing)
+            .timeout(timeout.unwrap_or(crate::store::s3::DEFAULT_TIMEOUT))
             .build()?;
         Ok(Store::new(Rc::new(S3Store::new(config, Rc::new(FetchTransport::new()), Rc::new(SystemClock)))))
     };

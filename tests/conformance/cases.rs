@@ -789,3 +789,258 @@ pub async fn objects_retry_budget_is_bounded(cx: Ctx) {
     assert_eq!(cx.take_counts(), counts(0, 4));
     assert!(cx.raw_body("k").await.is_none());
 }
+
+// ---------------------------------------------------------------- cancellation
+
+fn aborted(e: &Error) -> bool {
+    matches!(e, Error::Aborted)
+}
+
+/// A hook that fires `cancel`, then never lets the request answer.
+async fn cancel_and_hang(cancel: Cancel) {
+    cancel.cancel();
+    std::future::pending::<()>().await
+}
+
+pub async fn cancel_before_a_call_sends_nothing(cx: Ctx) {
+    let c = Cancel::new();
+    c.cancel();
+    let db = cx.db.with_cancel(&c);
+    assert!(aborted(&db.claim("k", json!(1)).await.unwrap_err()));
+    assert!(aborted(&db.lease("job", lease_opts(10.0, "a"), None).await.unwrap_err()));
+    assert!(aborted(&db.attach_lease("job", "a", 10.0).await.unwrap_err()));
+    assert!(aborted(&db.cooperative_write("job", &mut *transition(Ok)).await.unwrap_err()));
+    let d = db.doc("d").unwrap();
+    assert!(aborted(&d.get().await.unwrap_err()));
+    assert!(aborted(&d.update(&mut *transition(Ok), Some(json!(0)), 10).await.unwrap_err()));
+    assert!(aborted(&d.delete().await.unwrap_err()));
+    let o = db.objects();
+    assert!(aborted(&o.get("k").await.unwrap_err()));
+    assert!(aborted(&o.put("k", b"x", Precondition::None).await.unwrap_err()));
+    assert!(aborted(&o.list("").await.unwrap_err()));
+    assert!(aborted(&o.wait_for("k", &WaitOptions::default()).await.unwrap_err()));
+    // A reason of the caller's own comes back as given; a handle without the cancel is unaffected.
+    let shutdown = Cancel::new();
+    shutdown.cancel_with(Error::invalid("shutting down"));
+    let e = cx.db.doc("d").unwrap().with_cancel(&shutdown).get().await.unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(ref m) if m == "shutting down"), "{e}");
+    assert_eq!(cx.take_counts().total(), 0, "nothing sent");
+    assert!(cx.raw.list("").await.unwrap().is_empty());
+    assert!(cx.db.claim("k", json!(1)).await.unwrap().won);
+}
+
+pub async fn cancel_while_polling_stops_at_once(cx: Ctx) {
+    // `wait_for` cancelled during its third poll: that request is abandoned, no other is made.
+    let c = cancel_on_third_get(&cx);
+    let opts = WaitOptions { timeout: 60.0, poll_interval: 1.0, changed_from: None };
+    let started = cx.clock_now();
+    let e = cx.db.objects().with_cancel(&c).wait_for("k", &opts).await.unwrap_err();
+    assert!(aborted(&e), "{e}");
+    assert_eq!(cx.take_counts(), counts(3, 0));
+    assert!(cx.clock_now() < started.plus_secs(3.0), "no wait after the cancel");
+}
+
+pub async fn cancel_while_a_put_is_in_flight_resolves_by_read_back(cx: Ctx) {
+    // Landed: the read-back finds our token, so the claim is still won (and only by us).
+    let c = Cancel::new();
+    cx.store.inject(Op::Put, Fault::after(cancel_and_hang(c.clone())));
+    let claim = cx.db.with_cancel(&c).claim("k", json!("mine")).await.unwrap();
+    assert!(claim.won, "a landed claim is never reported lost because of a cancel");
+    assert_eq!(cx.take_counts(), counts(1, 1), "the put, one read-back");
+    // Prompt: settled by that one read, in real time (a generous bound: it must not wait for a
+    // timeout, which is what it would do if the abandoned put were awaited).
+    let c = Cancel::new();
+    let real = fencepost::SystemClock;
+    let cancelled_at = std::rc::Rc::new(Cell::new(None));
+    let (c2, at) = (c.clone(), cancelled_at.clone());
+    cx.store.inject(
+        Op::Put,
+        Fault::after(async move {
+            at.set(Some(real.now().unwrap()));
+            cancel_and_hang(c2).await
+        }),
+    );
+    assert!(cx.db.with_cancel(&c).claim("k3", json!("mine")).await.unwrap().won);
+    let settled_in = (real.now().unwrap().0 - cancelled_at.get().unwrap().0) as f64 / 1e6;
+    assert!(settled_in < 1.0, "settled {settled_in} s after the cancel");
+    cx.take_counts();
+    assert!(!cx.peer().claim("k", json!("theirs")).await.unwrap().won);
+
+    // Not landed: the reason, and nothing written.
+    let c = Cancel::new();
+    cx.store.inject(Op::Put, Fault::before(cancel_and_hang(c.clone())));
+    let e = cx.db.with_cancel(&c).claim("k2", json!("mine")).await.unwrap_err();
+    assert!(aborted(&e), "{e}");
+    assert_eq!(cx.take_counts(), counts(1, 1), "the put, one read-back, no retry");
+    assert!(cx.raw_body("k2").await.is_none());
+
+    // Landed, but the read-back cannot tell whose write it is: ambiguous, caused by the cancel.
+    cx.store.hide_write_meta(true);
+    let c = Cancel::new();
+    cx.store.inject(Op::Put, Fault::after(cancel_and_hang(c.clone())));
+    let calls = Cell::new(0);
+    let e = cx.db.doc("n").unwrap().with_cancel(&c).update(&mut *counting(&calls, incr), Some(json!(0)), 10).await;
+    let e = e.unwrap_err();
+    assert!(matches!(&e, Error::AmbiguousWrite { cause: Some(cause), .. } if aborted(cause)), "{e:?}");
+    assert!(std::error::Error::source(&e).is_some(), "the cause is the error's source");
+    assert_eq!(calls.get(), 1);
+    assert_eq!(cx.raw_body("n").await.unwrap(), b"1");
+}
+
+// ---------------------------------------------------------------- lease lifecycle
+
+fn waiting(ttl: f64, holder: &str, wait: f64) -> LeaseOptions {
+    LeaseOptions { wait: Some(wait), ..lease_opts(ttl, holder) }
+}
+
+fn secs_since(cx: &Ctx, start: fencepost::Timestamp) -> f64 {
+    (cx.clock_now().0 - start.0) as f64 / 1e6
+}
+
+pub async fn lease_wait_acquires_after_release(cx: Ctx) {
+    let held = cx.peer().lease("job", lease_opts(60.0, "a"), None).await.unwrap().unwrap();
+    // The holder releases just before the second poll.
+    cx.store.inject(Op::Get, Fault::Pass);
+    cx.store.inject(Op::Get, Fault::before(async move { held.release(None).await.unwrap() }));
+    let start = cx.clock_now();
+    let l = cx.db.lease("job", waiting(10.0, "b", 30.0), None).await.unwrap().expect("acquired once released");
+    assert_eq!(l.epoch(), 2);
+    assert_eq!(cx.take_counts(), counts(2, 1), "one GET per held attempt, then the acquisition");
+    assert!(secs_since(&cx, start) <= 0.1, "the first poll comes quickly");
+}
+
+pub async fn lease_wait_runs_out_with_none(cx: Ctx) {
+    cx.peer().lease("job", lease_opts(600.0, "a"), None).await.unwrap().unwrap();
+    let start = cx.clock_now();
+    assert!(cx.db.lease("job", waiting(10.0, "b", 5.0), None).await.unwrap().is_none());
+    let waited = secs_since(&cx, start);
+    assert!((5.0..5.01).contains(&waited), "tried until the end of the wait, not beyond: {waited}");
+    let c = cx.take_counts();
+    assert_eq!(c.put, 0);
+    // Backoff from 0.1 s up to about 1 s: a handful of polls, not a spin.
+    assert!((5..=20).contains(&c.get), "{c:?}");
+    // A zero wait is a single attempt.
+    assert!(cx.db.lease("job", waiting(10.0, "b", 0.0), None).await.unwrap().is_none());
+    assert_eq!(cx.take_counts(), counts(1, 0));
+    for bad in [-1.0, f64::NAN, f64::INFINITY] {
+        let e = cx.db.lease("job", waiting(10.0, "b", bad), None).await.unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "wait {bad}: {e}");
+    }
+}
+
+pub async fn lease_wait_steals_at_the_deadline(cx: Ctx) {
+    let held = cx.peer().lease("job", lease_opts(3.0, "a"), None).await.unwrap().unwrap();
+    let l = cx.db.lease("job", waiting(10.0, "b", 60.0), None).await.unwrap().expect("stolen once expired");
+    assert_eq!(l.epoch(), 2);
+    let late = (cx.clock_now().0 - held.deadline_at().0) as f64 / 1e6;
+    assert!((0.0..0.01).contains(&late), "taken at the held deadline, {late} s after it");
+}
+
+pub async fn lease_wait_is_cancelled_at_once(cx: Ctx) {
+    cx.peer().lease("job", lease_opts(60.0, "a"), None).await.unwrap().unwrap();
+    let c = cancel_on_third_get(&cx);
+    let start = cx.clock_now();
+    let e = cx.db.with_cancel(&c).lease("job", waiting(10.0, "b", 30.0), None).await.unwrap_err();
+    assert!(aborted(&e), "{e}");
+    assert_eq!(cx.take_counts(), counts(3, 0), "no attempt after the cancel");
+    assert!(secs_since(&cx, start) < 2.0);
+}
+
+/// A cancel that fires during the third GET.
+fn cancel_on_third_get(cx: &Ctx) -> Cancel {
+    let c = Cancel::new();
+    cx.store.inject(Op::Get, Fault::Pass);
+    cx.store.inject(Op::Get, Fault::Pass);
+    let c2 = c.clone();
+    cx.store.inject(Op::Get, Fault::before(async move { c2.cancel() }));
+    c
+}
+
+pub async fn lease_end_signal_fires_on_release_and_on_loss(cx: Ctx) {
+    // Released through another handle on the same period: both see the end.
+    let l = cx.db.lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    assert!(!l.ended().is_cancelled());
+    let per_call = l.with_cancel(&Cancel::new());
+    per_call.release(None).await.unwrap();
+    assert!(l.is_released());
+    assert!(l.ended().reason().as_ref().is_some_and(lost), "{:?}", l.ended().reason());
+    cx.take_counts();
+    assert!(lost(&l.renew().await.unwrap_err()));
+    assert_eq!(cx.take_counts().total(), 0);
+
+    // Lost: the first write that finds out ends the period; later writes make no request.
+    let l = cx.db.lease("job2", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    cx.clock.advance(10.0);
+    cx.peer().lease("job2", lease_opts(10.0, "b"), None).await.unwrap().unwrap();
+    assert!(lost(&l.write(json!(1)).await.unwrap_err()));
+    assert!(l.ended().is_cancelled() && !l.is_released());
+    cx.take_counts();
+    assert!(lost(&l.renew().await.unwrap_err()));
+    assert_eq!(cx.take_counts().total(), 0);
+
+    // A cancelled call through a handle ends nothing.
+    let l = cx.db.lease("job3", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
+    let c = Cancel::new();
+    c.cancel();
+    assert!(aborted(&l.with_cancel(&c).renew().await.unwrap_err()));
+    assert!(!l.ended().is_cancelled());
+    l.renew().await.unwrap();
+}
+
+pub async fn with_lease_runs_f_then_releases(cx: Ctx) {
+    let db = cx.real_time();
+    let got = db
+        .with_lease("job", lease_opts(30.0, "a"), None, async |lease| {
+            lease.write(json!("working")).await.unwrap();
+            (lease.epoch(), lease.holder().to_owned())
+        })
+        .await
+        .unwrap();
+    assert_eq!(got, Some((1, "a".to_owned())));
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!((&stored["holder"], &stored["state"]), (&Value::Null, &json!("working")), "released after f");
+    // `f` releasing the lease itself is fine too.
+    let got = db
+        .with_lease("job", lease_opts(30.0, "a"), None, async |lease| lease.release(Some(json!("done"))).await.is_ok())
+        .await
+        .unwrap();
+    assert_eq!(got, Some(true));
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!((&stored["epoch"], &stored["state"]), (&json!(2), &json!("done")));
+}
+
+pub async fn with_lease_does_not_call_f_when_held(cx: Ctx) {
+    cx.peer().lease("job", lease_opts(30.0, "b"), None).await.unwrap().unwrap();
+    let called = Cell::new(false);
+    let got = cx.db.with_lease("job", lease_opts(30.0, "a"), None, async |_| called.set(true)).await.unwrap();
+    assert!(got.is_none() && !called.get());
+    assert_eq!(cx.take_counts(), counts(1, 0));
+}
+
+// ---------------------------------------------------------------- store clock
+
+pub async fn store_clock_corrects_a_fast_client(cx: Ctx) {
+    // A client whose clock is ten minutes fast, judging in the store's time. Real time here: the
+    // store's clock is compared with it.
+    let real_now = fencepost::SystemClock.now().unwrap();
+    let fast = fencepost::ManualClock::new(real_now.plus_secs(600.0));
+    let options = fencepost::Options {
+        clock: Some(std::rc::Rc::new(fast)),
+        clock_source: fencepost::ClockSource::Store,
+        ..Default::default()
+    };
+    let db = fencepost::Fencepost::new(cx.store.clone(), options).unwrap();
+    assert_eq!(db.objects().store_offset(), Some(0.0), "no answer yet");
+    db.objects().get("k").await.unwrap();
+    if cx.raw.server_time().is_none() {
+        // No clock of its own (memory store, R2 binding): the local clock serves.
+        assert_eq!(db.objects().store_offset(), Some(0.0));
+        return;
+    }
+    let offset = db.objects().store_offset().unwrap();
+    assert!((offset + 600.0).abs() < 5.0, "the store's Date shows the client 10 minutes fast: {offset}");
+    // A lease held in real time is not stolen by the fast client.
+    let holder = cx.real_time();
+    holder.lease("job", lease_opts(30.0, "a"), None).await.unwrap().unwrap();
+    assert!(db.lease("job", lease_opts(30.0, "b"), None).await.unwrap().is_none());
+}

@@ -27,7 +27,7 @@ pub struct Ctx {
 impl Ctx {
     pub fn new(raw: Rc<dyn ObjectStore>) -> Ctx {
         let store = Rc::new(FaultStore::new(raw.clone()));
-        let clock = ManualClock::starting_2026();
+        let clock = ManualClock::auto_advancing(ManualClock::START_2026);
         let db = Fencepost::new(store.clone(), options(&clock)).expect("valid options");
         Ctx { raw, store, clock, db }
     }
@@ -35,6 +35,13 @@ impl Ctx {
     /// Another worker on the same bucket and clock, not counted and without faults.
     pub fn peer(&self) -> Fencepost {
         Fencepost::new(self.raw.clone(), options(&self.clock)).expect("valid options")
+    }
+
+    /// The client again, on the system clock: for keep-alive, whose deadline timer races its
+    /// renewals (an auto-advancing clock would fire it during any real request).
+    pub fn real_time(&self) -> Fencepost {
+        let retry = RetryPolicy { max_attempts: 4, base_delay: 0.01, max_delay: 0.05 };
+        Fencepost::new(self.store.clone(), Options { retry, ..Options::default() }).expect("valid options")
     }
 
     /// The operation's write lands but its response is lost; `meanwhile` runs after the
@@ -66,6 +73,7 @@ fn options(clock: &ManualClock) -> Options {
     Options {
         clock: Some(Rc::new(clock.clone())),
         retry: RetryPolicy { max_attempts: 4, base_delay: 0.01, max_delay: 0.05 },
+        ..Options::default()
     }
 }
 
@@ -75,7 +83,7 @@ pub fn counts(get: u32, put: u32) -> RequestCounts {
 }
 
 pub fn lease_opts(ttl: f64, holder: &str) -> LeaseOptions {
-    LeaseOptions { ttl, holder: Some(holder.into()), steal_if_expired: true }
+    LeaseOptions { holder: Some(holder.into()), ..LeaseOptions::new(ttl) }
 }
 
 /// A transition that adds `n` to `state.count` (null counts as 0).
@@ -163,6 +171,17 @@ macro_rules! for_each_case {
             objects_retries_transient_failures,
             objects_fatal_errors_are_not_retried,
             objects_retry_budget_is_bounded,
+            cancel_before_a_call_sends_nothing,
+            cancel_while_polling_stops_at_once,
+            cancel_while_a_put_is_in_flight_resolves_by_read_back,
+            lease_wait_acquires_after_release,
+            lease_wait_runs_out_with_none,
+            lease_wait_steals_at_the_deadline,
+            lease_wait_is_cancelled_at_once,
+            lease_end_signal_fires_on_release_and_on_loss,
+            with_lease_runs_f_then_releases,
+            with_lease_does_not_call_f_when_held,
+            store_clock_corrects_a_fast_client,
         );
     };
 }
@@ -172,11 +191,11 @@ pub use cases::*;
 // Re-exports the cases need, kept here so `cases.rs` reads as a list of behaviours.
 pub(crate) mod prelude {
     pub use super::{Ctx, add, counting, counts, incr, lease_opts};
-    pub use fencepost::LeaseOptions;
     pub use fencepost::error::Error;
     pub use fencepost::fencepost::transition;
     pub use fencepost::objects::WaitOptions;
     pub use fencepost::store::{Fault, ObjectStore, Op, Precondition};
+    pub use fencepost::{Cancel, Clock, LeaseOptions};
     pub use futures::future::join_all;
     pub use serde_json::{Value, json};
     pub use std::cell::Cell;

@@ -183,6 +183,117 @@ export function cases(env) {
     eq(w.counts(), w.req(0, 0), "nothing sent");
   });
 
+  // ------------------------------------------------------------------ lease lifecycle (real time, short)
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const realDb = (store) => new lib.Fencepost(store, { retry: { maxAttempts: 4, baseDelay: 0.01, maxDelay: 0.05 } });
+
+  test("lifecycle: keepAlive renews in the background; stop() stops it; asyncDispose releases", async () => {
+    const store = env.makeStore();
+    const db = realDb(store);
+    const lease = await db.lease("job", { ttl: 1 });
+    const first = lease.deadlineAt.getTime();
+    const keeper = lease.keepAlive({ every: 0.2 });
+    assert(lease.keepAlive() === keeper, "idempotent");
+    await sleep(1500); // past the first deadline
+    assert(lease.deadlineAt.getTime() > first + 500, `renewed: ${lease.deadlineAt.toISOString()} vs ${new Date(first).toISOString()}`);
+    eq(await realDb(store).lease("job", { ttl: 1 }), null, "never stolen while kept alive");
+    assert(!lease.signal.aborted, "still ours");
+    await keeper.stop();
+    const stopped = lease.deadlineAt.getTime();
+    await sleep(400);
+    eq(lease.deadlineAt.getTime(), stopped, "no renewal after stop()");
+    await lease[Symbol.asyncDispose]();
+    assert(lease.released && lease.signal.aborted, "released");
+    let bad;
+    try {
+      (await db.lease("other", { ttl: 1 })).keepAlive({ every: 2 });
+    } catch (e) {
+      bad = e;
+    }
+    assert(bad instanceof lib.InvalidArgument, `every >= ttl is refused at once: ${bad}`);
+  });
+
+  test("lifecycle: keep-alive that finds the lease taken aborts signal with LeaseLost", async () => {
+    const store = env.makeStore();
+    const db = realDb(store);
+    const lease = await db.lease("job", { ttl: 1 });
+    lease.keepAlive({ every: 0.1 });
+    // Someone else takes over (a newer epoch), e.g. after a long stall of ours.
+    const raw = realDb(store).objects;
+    const doc = JSON.parse(new TextDecoder().decode((await raw.get("job")).data));
+    await raw.put("job", JSON.stringify({ ...doc, epoch: doc.epoch + 1, holder: "thief" }));
+    const reason = await new Promise((resolve) => lease.signal.addEventListener("abort", () => resolve(lease.signal.reason)));
+    assert(reason instanceof lib.LeaseLost, `LeaseLost: ${reason}`);
+    await rejects(lease.renew(), lib.LeaseLost, "every later call");
+  });
+
+  test("lifecycle: withLease releases on return and on throw, and does not call fn when held", async () => {
+    const store = env.makeStore();
+    const db = realDb(store);
+    let seen;
+    const out = await db.withLease("job", { ttl: 2 }, async (lease, signal) => {
+      seen = { epoch: lease.epoch, aborted: signal.aborted };
+      eq(await realDb(store).lease("job", { ttl: 2 }), null, "held while fn runs");
+      return "done";
+    });
+    eq([out, seen], ["done", { epoch: 1, aborted: false }], "fn's result");
+    const after = JSON.parse(new TextDecoder().decode((await db.objects.get("job")).data));
+    eq(after.holder, null, "released on return");
+    const boom = new Error("boom");
+    let caught;
+    try {
+      await db.withLease("job", { ttl: 2 }, async () => { throw boom; });
+    } catch (e) {
+      caught = e;
+    }
+    assert(caught === boom, "fn's error reaches the caller unchanged");
+    const thrown = JSON.parse(new TextDecoder().decode((await db.objects.get("job")).data));
+    eq([thrown.holder, thrown.epoch], [null, 2], "released on throw");
+    const holder = await realDb(store).lease("job", { ttl: 30 });
+    let called = false;
+    eq(await db.withLease("job", { ttl: 2 }, () => { called = true; }), null, "null when held");
+    assert(!called, "fn not called when held");
+    await holder.release();
+  });
+
+  test("lifecycle: lease({wait}) acquires soon after the holder's release; gives up with null", async () => {
+    const store = env.makeStore();
+    const db = realDb(store);
+    const holder = await db.lease("job", { ttl: 30 });
+    const started = Date.now();
+    eq(await realDb(store).lease("job", { ttl: 30, wait: 0.3 }), null, "wait ran out");
+    assert(Date.now() - started >= 250, "waited");
+    setTimeout(() => holder.release(), 300);
+    const t0 = Date.now();
+    const got = await realDb(store).lease("job", { ttl: 30, wait: 5 });
+    const waited = Date.now() - t0;
+    assert(got && got.epoch === 2, "acquired after the release");
+    assert(waited < 300 + 1300, `within about a second of the release (${waited} ms)`);
+  });
+
+  test("lifecycle: an abort stops a wait at once, with the signal's reason", async () => {
+    const store = env.makeStore();
+    const db = realDb(store);
+    await db.lease("job", { ttl: 30 });
+    const controller = new AbortController();
+    const waiting = realDb(store).lease("job", { ttl: 30, wait: 10, signal: controller.signal });
+    await sleep(100);
+    const reason = new Error("shutting down");
+    const t0 = Date.now();
+    controller.abort(reason);
+    let got;
+    try {
+      await waiting;
+    } catch (e) {
+      got = e;
+    }
+    assert(got === reason, `rejected with the reason: ${got}`);
+    assert(Date.now() - t0 < 250, `promptly (${Date.now() - t0} ms)`);
+    const w2 = realDb(store).objects.waitFor("never", { timeout: 10, signal: AbortSignal.timeout(100) });
+    const e2 = await w2.catch((e) => e);
+    assert(e2?.name === "TimeoutError" && !(e2 instanceof lib.FencepostError), `AbortSignal.timeout's reason: ${e2}`);
+  });
+
   // ------------------------------------------------------------------ exports and errors
   test("exports the SPEC API and error classes", async () => {
     for (const name of ["Fencepost", "memoryStore", "s3Store", "r2Store", "countingStore", "objects", "Lease", "Doc", "Objects",

@@ -16,6 +16,34 @@ extern "C" {
     /// becomes an `Err`, never a trap.
     #[wasm_bindgen(js_name = fetch, catch)]
     fn fetch_with_init(input: &str, init: &JsValue) -> Result<Promise, JsValue>;
+
+    /// The global `AbortController` (Workers, Deno, Node, browsers). `catch`: a host without one
+    /// makes the constructor throw, and the request simply goes without a signal.
+    type AbortController;
+    #[wasm_bindgen(constructor, catch)]
+    fn new() -> Result<AbortController, JsValue>;
+    #[wasm_bindgen(method, getter)]
+    fn signal(this: &AbortController) -> JsValue;
+    #[wasm_bindgen(method)]
+    fn abort(this: &AbortController);
+}
+
+/// Aborts the `fetch` when the send is dropped before it finished: the store's timeout or a
+/// cancel abandoned it, and dropping a `JsFuture` alone would leave the connection busy.
+struct AbortOnDrop(Option<AbortController>);
+
+impl AbortOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(controller) = &self.0 {
+            controller.abort();
+        }
+    }
 }
 
 /// [`HttpTransport`] over the global `fetch`.
@@ -31,16 +59,24 @@ impl FetchTransport {
 #[async_trait(?Send)]
 impl HttpTransport for FetchTransport {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, String> {
-        let init = request_init(&request).map_err(|e| describe("building the fetch request failed", &e))?;
+        let controller = AbortController::new().ok();
+        let init = request_init(&request, controller.as_ref())
+            .map_err(|e| describe("building the fetch request failed", &e))?;
+        let guard = AbortOnDrop(controller);
         let promise = fetch_with_init(&request.url, &init).map_err(|e| describe("fetch threw", &e))?;
         let response = JsFuture::from(promise).await.map_err(|e| describe("fetch rejected", &e))?;
-        read_response(&response).await
+        let read = read_response(&response).await;
+        guard.disarm();
+        read
     }
 }
 
-/// `{method, headers: [[name, value], …], body?: Uint8Array}`.
-fn request_init(request: &HttpRequest) -> Result<Object, JsValue> {
+/// `{method, headers: [[name, value], …], body?: Uint8Array, signal?}`.
+fn request_init(request: &HttpRequest, controller: Option<&AbortController>) -> Result<Object, JsValue> {
     let init = Object::new();
+    if let Some(controller) = controller {
+        Reflect::set(&init, &"signal".into(), &controller.signal())?;
+    }
     Reflect::set(&init, &"method".into(), &request.method.into())?;
     let headers = Array::new();
     for (name, value) in &request.headers {

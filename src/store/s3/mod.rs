@@ -19,6 +19,7 @@ mod fetch;
 #[cfg(target_arch = "wasm32")]
 pub use fetch::FetchTransport;
 
+use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
 
@@ -26,7 +27,11 @@ use async_trait::async_trait;
 
 use super::{ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
 use crate::error::{Error, Result};
-use crate::time::Clock;
+use crate::race::{Either, race};
+use crate::time::{Clock, Timestamp};
+
+/// Seconds an attempt may go unanswered before it counts as a transport error.
+pub const DEFAULT_TIMEOUT: f64 = 30.0;
 
 /// How the bucket appears in request URLs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -51,6 +56,8 @@ pub struct S3Config {
     /// A normalised store prefix: `""` or `"app/"`.
     prefix: String,
     addressing: Addressing,
+    /// Seconds per attempt.
+    timeout: f64,
     /// `endpoint`, parsed once at construction.
     parsed: Endpoint,
 }
@@ -83,6 +90,7 @@ impl S3Config {
             session_token: None,
             prefix: String::new(),
             addressing: Addressing::Path,
+            timeout: DEFAULT_TIMEOUT,
         }
     }
 
@@ -109,6 +117,11 @@ impl S3Config {
 
     pub fn addressing(&self) -> Addressing {
         self.addressing
+    }
+
+    /// Seconds an attempt may go unanswered.
+    pub fn timeout(&self) -> f64 {
+        self.timeout
     }
 
     /// The value of the `Host` header every request carries (and signs): the request host, with
@@ -147,6 +160,7 @@ impl fmt::Debug for S3Config {
             .field("session_token", &self.session_token.as_ref().map(|_| "[redacted]"))
             .field("prefix", &self.prefix)
             .field("addressing", &self.addressing)
+            .field("timeout", &self.timeout)
             .finish()
     }
 }
@@ -163,6 +177,7 @@ pub struct S3ConfigBuilder {
     session_token: Option<String>,
     prefix: String,
     addressing: Addressing,
+    timeout: f64,
 }
 
 impl S3ConfigBuilder {
@@ -184,6 +199,14 @@ impl S3ConfigBuilder {
         self
     }
 
+    /// Seconds an attempt may go unanswered (default 30, must be > 0) before it counts as a
+    /// transport error: a read is then retried, a write resolved by read-back, so a store that
+    /// never answers makes an operation fail within about `timeout × attempts`.
+    pub fn timeout(mut self, secs: f64) -> Self {
+        self.timeout = secs;
+        self
+    }
+
     pub fn build(self) -> Result<S3Config> {
         let parsed = Endpoint::parse(&self.endpoint)?;
         validate_bucket(&self.bucket, self.addressing)?;
@@ -200,6 +223,9 @@ impl S3ConfigBuilder {
                 return Err(Error::invalid("S3 session token contains characters not allowed in an HTTP header"));
             }
         }
+        if !self.timeout.is_finite() || self.timeout <= 0.0 {
+            return Err(Error::invalid(format!("S3 timeout must be a number of seconds > 0, got {}", self.timeout)));
+        }
         let prefix = crate::keys::normalize_store_prefix(&self.prefix)?;
         Ok(S3Config {
             endpoint: self.endpoint,
@@ -210,6 +236,7 @@ impl S3ConfigBuilder {
             session_token: self.session_token,
             prefix,
             addressing: self.addressing,
+            timeout: self.timeout,
             parsed,
         })
     }
@@ -418,18 +445,21 @@ pub trait HttpTransport {
 }
 
 /// An [`ObjectStore`] on S3. One call is one HTTP request (a list, one per page). Clones share the
-/// transport and the clock.
+/// transport, the clock and the latest server time.
 #[derive(Clone)]
 pub struct S3Store {
     config: S3Config,
     transport: Rc<dyn HttpTransport>,
     clock: Rc<dyn Clock>,
+    /// The `Date` of the latest response (see [`ObjectStore::server_time`]).
+    server_time: Rc<Cell<Option<Timestamp>>>,
 }
 
 impl S3Store {
-    /// `clock` dates the signatures (S3 rejects requests more than 15 minutes off).
+    /// `clock` dates the signatures (S3 rejects requests more than 15 minutes off) and times the
+    /// attempts out ([`S3ConfigBuilder::timeout`]).
     pub fn new(config: S3Config, transport: Rc<dyn HttpTransport>, clock: Rc<dyn Clock>) -> Self {
-        S3Store { config, transport, clock }
+        S3Store { config, transport, clock, server_time: Rc::new(Cell::new(None)) }
     }
 
     pub fn config(&self) -> &S3Config {
@@ -448,7 +478,17 @@ impl S3Store {
             request.header("authorization").and_then(|a| a.rsplit_once("Signature=")).map(|(_, s)| s.to_owned());
         let mut secrets = self.config.secrets();
         secrets.extend(signature.as_deref());
-        let result = match self.transport.send(request).await {
+        // The transport races the timeout: when it loses, its future is dropped (in wasm that
+        // aborts the `fetch`, freeing the connection).
+        let timeout = self.config.timeout;
+        let answer = match race(self.transport.send(request), self.clock.sleep(timeout)).await {
+            Either::Left(answer) => answer,
+            Either::Right(()) => Err(format!("no answer within {timeout} s")),
+        };
+        // Always overwritten, so the objects layer, which reads it right after this returns,
+        // never takes an older response's date for this one's.
+        self.server_time.set(answer.as_ref().ok().and_then(response::server_time));
+        let result = match answer {
             Ok(response) => read(response),
             Err(message) => Err(StoreError::transport(format!("{what}: no response: {message}"))),
         };
@@ -530,6 +570,10 @@ impl ObjectStore for S3Store {
 
     fn max_key_bytes(&self) -> usize {
         crate::keys::MAX_KEY_BYTES.saturating_sub(self.config.prefix.len())
+    }
+
+    fn server_time(&self) -> Option<Timestamp> {
+        self.server_time.get()
     }
 }
 

@@ -11,6 +11,12 @@ use crate::store::{
 /// Longest error message handed up (server text can be a whole HTML page).
 const MAX_MESSAGE_CHARS: usize = 400;
 
+/// The server's clock from a response's `Date` header: whole seconds, so half a second is added,
+/// the middle of the second it names.
+pub fn server_time(response: &HttpResponse) -> Option<crate::time::Timestamp> {
+    response.header("date").and_then(crate::time::Timestamp::parse_http_date).map(|t| t.plus_secs(0.5))
+}
+
 /// GetObject: the object, or `None` when the key does not exist.
 pub fn read_get(response: HttpResponse, what: &str) -> StoreResult<Option<StoredObject>> {
     match response.status {

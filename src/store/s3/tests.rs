@@ -597,6 +597,93 @@ fn transport_errors_are_indeterminate() {
 }
 
 #[test]
+fn the_server_time_is_the_latest_response_date() {
+    let (store, _) = store_answering(vec![
+        Ok(response(404, &[("date", "Thu, 01 Jan 2026 00:10:00 GMT")], "")),
+        Ok(response(404, &[], "")),
+        Ok(response(404, &[("Date", "Thu, 01 Jan 2026 00:10:05 GMT")], "")),
+        Err("reset".into()),
+    ]);
+    assert_eq!(store.server_time(), None, "no response yet");
+    block_on(store.get("k")).unwrap();
+    let ten_past = Timestamp::parse_rfc3339("2026-01-01T00:10:00.5Z");
+    assert_eq!(store.server_time(), ten_past, "mid-second of the truncated date");
+    block_on(store.get("k")).unwrap();
+    assert_eq!(store.server_time(), None, "never an older response's date");
+    block_on(store.get("k")).unwrap();
+    assert_eq!(store.server_time(), Timestamp::parse_rfc3339("2026-01-01T00:10:05.5Z"));
+    block_on(store.get("k")).unwrap_err();
+    assert_eq!(store.server_time(), None);
+}
+
+#[test]
+fn the_timeout_is_validated() {
+    let build = |t: f64| S3Config::builder("http://h", "b", "r", "AKID", SECRET).timeout(t).build();
+    assert_eq!(config("http://h").timeout(), DEFAULT_TIMEOUT);
+    assert_eq!(build(0.5).unwrap().timeout(), 0.5);
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(matches!(build(bad), Err(Error::InvalidArgument(_))), "{bad}");
+    }
+}
+
+/// PUTs are never answered; GETs find nothing.
+struct PutsHang;
+
+#[async_trait(?Send)]
+impl HttpTransport for PutsHang {
+    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, String> {
+        if request.method == "PUT" {
+            std::future::pending::<()>().await;
+        }
+        Ok(response(404, &[], &error_xml("NoSuchKey", "none")))
+    }
+}
+
+/// Drive `f` on a plain manual clock, timer by timer, until it settles; the time it took.
+fn settle_on<T: 'static>(clock: &ManualClock, f: impl std::future::Future<Output = T> + 'static) -> (T, f64) {
+    use futures::task::LocalSpawnExt;
+    let mut pool = futures::executor::LocalPool::new();
+    let out = Rc::new(RefCell::new(None));
+    let slot = out.clone();
+    pool.spawner().spawn_local(async move { *slot.borrow_mut() = Some(f.await) }).unwrap();
+    let start = clock.now().unwrap();
+    let limit = start.plus_secs(3600.0);
+    loop {
+        pool.run_until_stalled();
+        if let Some(v) = out.borrow_mut().take() {
+            return (v, (clock.now().unwrap().0 - start.0) as f64 / 1e6);
+        }
+        assert!(clock.step_until(limit), "still pending after an hour");
+    }
+}
+
+#[test]
+fn an_unanswered_attempt_is_a_transport_error_after_the_timeout() {
+    let clock = ManualClock::starting_2026();
+    let config = S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKID", SECRET).timeout(2.0).build();
+    let store = S3Store::new(config.unwrap(), Rc::new(PutsHang), Rc::new(clock.clone()));
+    let (err, took) =
+        settle_on(&clock, async move { store.put("k", b"x", &Precondition::IfAbsent, &meta("t", &[])).await });
+    let err = err.unwrap_err();
+    assert_eq!((err.kind, took), (FailureKind::Indeterminate, 2.0));
+    assert!(err.message.contains("no answer within 2 s"), "{}", err.message);
+    assert_eq!(clock.pending_timers(), 0);
+}
+
+#[test]
+fn a_put_that_never_answers_settles_within_timeout_times_attempts() {
+    let clock = ManualClock::starting_2026();
+    let config = S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKID", SECRET).timeout(2.0).build();
+    let store = S3Store::new(config.unwrap(), Rc::new(PutsHang), Rc::new(clock.clone()));
+    let retry = crate::RetryPolicy { max_attempts: 3, base_delay: 0.0, max_delay: 0.0 };
+    let objects = crate::Objects::new(Rc::new(store), Rc::new(clock.clone()), retry).unwrap();
+    let (result, took) = settle_on(&clock, async move { objects.put("k", b"x", Precondition::IfAbsent).await });
+    // Each timed-out put is read back (nothing there), then tried again; the budget runs out.
+    assert!(matches!(result, Err(Error::Storage(_))), "{result:?}");
+    assert_eq!(took, 6.0, "3 attempts x 2 s");
+}
+
+#[test]
 fn error_message_names_the_operation_and_the_server_message() {
     let err =
         put_with(Precondition::None, Ok(response(403, &[], &error_xml("AccessDenied", "Access Denied")))).unwrap_err();

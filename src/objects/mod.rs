@@ -10,17 +10,32 @@
 //! - the current version descends from the one we tried to replace through someone else's write
 //!   (its history holds the base's token, not ours) → we lost the race;
 //! - anything else cannot be proven → [`Error::AmbiguousWrite`]; never a guess.
+//!
+//! Cancellation ([`Objects::with_cancel`]): a cancelled call stops its waits (backoff, `wait_for`
+//! polls) and retries at once. A read, list or delete, or a write not sent yet, then fails with
+//! the cancel's reason. A put in flight is abandoned and treated like a transport error, but
+//! resolved by a single read-back attempt: landed → success (a landed claim still wins); proven
+//! not landed → the reason; unprovable → [`Error::AmbiguousWrite`] with the reason as its cause.
+//!
+//! Store clock ([`ClockSource::Store`]): after every response the store's clock (its `Date`
+//! header, [`ObjectStore::server_time`]) is compared with the configured clock and the offset
+//! kept; [`Objects::now`] then reads the store's time, so lease deadlines are written and judged
+//! in it. Until a store has answered, and for stores without a clock, the offset is 0.
 
+mod resolve;
+mod write;
+
+use std::cell::Cell;
+use std::future::Future;
 use std::rc::Rc;
 
+use crate::cancel::Cancel;
 use crate::error::{Error, Result};
 use crate::keys::{validate_key, validate_prefix};
 use crate::retry::RetryPolicy;
-use crate::store::{
-    FailureKind, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, normalize_etag,
-};
-use crate::time::{Clock, Timestamp};
-use crate::token::{random_token, random_unit};
+use crate::store::{FailureKind, ObjectStore, Precondition, StoreResult, StoredObject, WriteMeta, normalize_etag};
+use crate::time::{Clock, ClockSource, Timestamp};
+use crate::token::random_unit;
 
 /// `wait_for` polls at most this often (seconds).
 pub const MIN_POLL_INTERVAL: f64 = 0.05;
@@ -51,36 +66,95 @@ impl Default for WaitOptions {
     }
 }
 
-enum Resolution {
-    Landed(Option<String>),
-    NotLanded,
-    Lost,
-    Unknown(String),
-}
-
-/// The conditional key-value store as callers see it. Cheap to clone (shares the store).
+/// The conditional key-value store as callers see it. Cheap to clone (shares the store, the clock
+/// and the store-clock estimate).
 #[derive(Clone)]
 pub struct Objects {
     store: Rc<dyn ObjectStore>,
     clock: Rc<dyn Clock>,
     retry: RetryPolicy,
+    /// The cancel calls through this handle obey ([`Objects::with_cancel`]).
+    cancel: Option<Cancel>,
+    /// With [`ClockSource::Store`]: the store's clock minus ours, microseconds.
+    store_offset: Option<Rc<Cell<i64>>>,
 }
 
 impl Objects {
     pub fn new(store: Rc<dyn ObjectStore>, clock: Rc<dyn Clock>, retry: RetryPolicy) -> Result<Self> {
         retry.validate()?;
-        Ok(Objects { store, clock, retry })
+        Ok(Objects { store, clock, retry, cancel: None, store_offset: None })
     }
 
-    /// Now, from the configured clock; an error when a user-supplied clock fails or gives a time
-    /// the wire format cannot carry (years 1–9999), rather than a silent fallback.
+    /// Judge and write lease deadlines in the store's time (`Store`) or the configured clock's.
+    pub fn with_clock_source(mut self, source: ClockSource) -> Self {
+        self.store_offset = match source {
+            ClockSource::Local => None,
+            ClockSource::Store => Some(Rc::new(Cell::new(0))),
+        };
+        self
+    }
+
+    /// A handle on the same store whose calls obey `cancel` (see the module doc).
+    pub fn with_cancel(&self, cancel: &Cancel) -> Objects {
+        Objects { cancel: Some(cancel.clone()), ..self.clone() }
+    }
+
+    /// This handle without its cancel: what a long-lived handle (a lease) keeps from the call
+    /// that created it.
+    pub(crate) fn detached(&self) -> Objects {
+        Objects { cancel: None, ..self.clone() }
+    }
+
+    pub fn cancel(&self) -> Option<&Cancel> {
+        self.cancel.as_ref()
+    }
+
+    /// The store's clock minus the configured one, in seconds, with [`ClockSource::Store`].
+    pub fn store_offset(&self) -> Option<f64> {
+        self.store_offset.as_ref().map(|o| o.get() as f64 / 1e6)
+    }
+
+    /// Now: the configured clock, corrected by the store's offset with [`ClockSource::Store`]. An
+    /// error when a user-supplied clock fails or gives a time the wire format cannot carry (years
+    /// 1–9999), rather than a silent fallback.
     pub fn now(&self) -> Result<Timestamp> {
+        let now = self.local_now()?;
+        let offset = self.store_offset.as_ref().map_or(0, |o| o.get());
+        let now = Timestamp(now.0.saturating_add(offset));
+        if now.is_on_wire() { Ok(now) } else { Err(Error::invalid("the store's clock is outside the years 1-9999")) }
+    }
+
+    /// The configured clock alone: what durations (waits, timeouts) are measured with.
+    pub(crate) fn local_now(&self) -> Result<Timestamp> {
         let now = self.clock.now()?;
         if now.is_on_wire() {
             Ok(now)
         } else {
             Err(Error::invalid("the clock returned a time outside the years 1-9999"))
         }
+    }
+
+    /// Wait `secs` on the configured clock; the cancel's reason if it fires first.
+    pub(crate) async fn sleep(&self, secs: f64) -> Result<()> {
+        self.guard(self.clock.sleep(secs)).await
+    }
+
+    /// A wait on the configured clock that no cancel cuts short (a deadline's timer).
+    pub(crate) fn timer(&self, secs: f64) -> crate::LocalBoxFuture<'static, ()> {
+        self.clock.sleep(secs)
+    }
+
+    /// `f`, unless this handle's cancel fires first (then its reason).
+    pub(crate) async fn guard<F: Future>(&self, f: F) -> Result<F::Output> {
+        match &self.cancel {
+            None => Ok(f.await),
+            Some(cancel) => cancel.run(f).await,
+        }
+    }
+
+    /// The cancel's reason, if it has fired.
+    pub(crate) fn check_cancel(&self) -> Result<()> {
+        self.cancel.as_ref().map_or(Ok(()), Cancel::check)
     }
 
     /// A deadline `secs` from now that the wire format can carry.
@@ -151,7 +225,7 @@ impl Objects {
         }
         // A floor on the interval: a zero interval would spin through a Worker's subrequests.
         let poll = options.poll_interval.max(MIN_POLL_INTERVAL);
-        let deadline = self.now()?.plus_secs(options.timeout);
+        let deadline = self.local_now()?.plus_secs(options.timeout);
         // A hard cap on polls as well, so a clock that does not advance cannot make this loop
         // forever (one GET per poll; t = 0, poll, 2·poll, … timeout).
         let max_polls = (options.timeout / poll).ceil().min(1e6) as u64 + 1;
@@ -161,11 +235,11 @@ impl Objects {
                     return Ok(obj);
                 }
             }
-            let remaining = deadline.0.saturating_sub(self.now()?.0) as f64 / 1e6;
+            let remaining = deadline.0.saturating_sub(self.local_now()?.0) as f64 / 1e6;
             if remaining <= 0.0 {
                 break;
             }
-            self.clock.sleep(poll.min(remaining)).await;
+            self.sleep(poll.min(remaining)).await?;
         }
         Err(Error::Timeout { key: key.to_owned(), seconds: options.timeout })
     }
@@ -192,131 +266,21 @@ impl Objects {
         self.write(key, body, Precondition::IfMatch(base_etag.to_owned()), Some(base_meta)).await
     }
 
-    /// One logical write: retried within the budget, ambiguous outcomes resolved by read-back.
-    async fn write(
-        &self,
-        key: &str,
-        body: &[u8],
-        precondition: Precondition,
-        base: Option<&WriteMeta>,
-    ) -> Result<Option<Written>> {
-        let token = random_token()?;
-        let meta = match base {
-            Some(base) => WriteMeta::replacing(token, base),
-            // A create or plain put starts a lineage; a layer-0 `ifMatch` put does not know the
-            // version it replaces, so its lineage is unknown.
-            None if matches!(precondition, Precondition::IfMatch(_)) => {
-                WriteMeta { token: Some(token), history: Vec::new(), origin: None }
-            }
-            None => WriteMeta::creating(token),
-        };
-        let mut last_error = None;
-        // An attempt whose outcome we could not see may still land later (a client-side timeout
-        // leaves the request in flight), so a later "precondition failed" may be our own write.
-        let mut unanswered = false;
-        for attempt in 1..=self.retry.max_attempts {
-            if attempt > 1 {
-                self.backoff(attempt - 1).await;
-            }
-            let error = match self.store.put(key, body, &precondition, &meta).await {
-                Ok(PutOutcome::Written { etag }) => return Ok(Some(Written { etag: Some(etag), meta })),
-                Ok(PutOutcome::PreconditionFailed) if unanswered => {
-                    return self.settle_lost(key, &precondition, &meta, base).await;
-                }
-                Ok(PutOutcome::PreconditionFailed) => return Ok(None),
-                Err(e) => e,
-            };
-            match error.kind {
-                FailureKind::Fatal => return Err(Error::Storage(error.into_failure())),
-                FailureKind::Indeterminate => match self.resolve(key, &precondition, &meta, base).await? {
-                    Resolution::Landed(etag) => return Ok(Some(Written { etag, meta })),
-                    Resolution::Lost => return Ok(None),
-                    Resolution::NotLanded => unanswered = true,
-                    Resolution::Unknown(why) => {
-                        return Err(Error::AmbiguousWrite { key: key.to_owned(), message: why });
-                    }
-                },
-                FailureKind::Transient | FailureKind::ConditionalConflict => {}
-            }
-            last_error = Some(error);
-        }
-        match last_error {
-            // SPEC: a conditional put still meeting ConditionalRequestConflict after its retries lost.
-            // (Our own unanswered attempt may be what conflicts: settle that first.)
-            Some(e) if e.kind == FailureKind::ConditionalConflict && precondition != Precondition::None => {
-                if unanswered { self.settle_lost(key, &precondition, &meta, base).await } else { Ok(None) }
-            }
-            Some(e) => Err(Error::Storage(e.into_failure())),
-            None => Err(Error::invalid("retry budget allows no attempt")),
-        }
+    /// One request to the store: abandoned for the cancel's reason if that fires first (or has
+    /// already: then nothing is sent); the store's clock is read right after the response.
+    async fn send<T>(&self, request: impl Future<Output = StoreResult<T>>) -> Result<StoreResult<T>> {
+        let result = self.guard(request).await?;
+        self.observe_store_clock();
+        Ok(result)
     }
 
-    /// A conditional put lost after an earlier attempt went unanswered: was it our own late write?
-    async fn settle_lost(
-        &self,
-        key: &str,
-        precondition: &Precondition,
-        meta: &WriteMeta,
-        base: Option<&WriteMeta>,
-    ) -> Result<Option<Written>> {
-        match self.resolve(key, precondition, meta, base).await? {
-            Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
-            Resolution::Unknown(why) => Err(Error::AmbiguousWrite { key: key.to_owned(), message: why }),
-            Resolution::NotLanded | Resolution::Lost => Ok(None),
+    /// With [`ClockSource::Store`]: the offset from the store's latest response. Read right after
+    /// the request returns (no other task runs in between, so it is this response's `Date`).
+    fn observe_store_clock(&self) {
+        let Some(offset) = &self.store_offset else { return };
+        if let (Some(server), Ok(local)) = (self.store.server_time(), self.clock.now()) {
+            offset.set(server.0.saturating_sub(local.0));
         }
-    }
-
-    /// After an ambiguous put: read the key back and decide what happened (see the module doc).
-    async fn resolve(
-        &self,
-        key: &str,
-        precondition: &Precondition,
-        mine: &WriteMeta,
-        base: Option<&WriteMeta>,
-    ) -> Result<Resolution> {
-        let my_token = mine.token.as_deref().unwrap_or_default();
-        // A read-back that fails leaves the outcome unproven: that is an ambiguous write, not a
-        // storage error about some other request.
-        let current = match self.read(key).await {
-            Ok(current) => current,
-            Err(Error::Storage(f)) => return Ok(Resolution::Unknown(format!("the read-back failed: {f}"))),
-            Err(e) => return Err(e),
-        };
-        let Some(current) = current else {
-            return Ok(match precondition {
-                // Nothing there: our create or plain put did not land (or landed and was deleted,
-                // which leaves the same state): trying again is safe.
-                Precondition::None | Precondition::IfAbsent => Resolution::NotLanded,
-                // The version we meant to replace is gone, so our write cannot succeed any more.
-                Precondition::IfMatch(_) => Resolution::Lost,
-            });
-        };
-        if current.meta.token.as_deref() == Some(my_token) {
-            return Ok(Resolution::Landed(Some(current.etag)));
-        }
-        if current.meta.contains(my_token) || current.meta.origin.as_deref() == Some(my_token) {
-            return Ok(Resolution::Landed(None));
-        }
-        Ok(match precondition {
-            // Someone else's version is there and does not descend from ours: a retry would
-            // overwrite it, and ours may have landed before it. Not provable either way.
-            Precondition::None => {
-                Resolution::Unknown("another write replaced the key; ours may have landed before it".into())
-            }
-            // The key's lineage was started by someone else's create: ours did not win.
-            Precondition::IfAbsent if current.meta.origin.is_some() => Resolution::Lost,
-            Precondition::IfAbsent => Resolution::Unknown("the key exists but its provenance is not visible".into()),
-            Precondition::IfMatch(etag) => match base.and_then(|b| b.token.as_deref()) {
-                // Still the very version we meant to replace (tokens are unique; an equal etag
-                // alone is not enough: equal bytes give equal etags): ours did not land.
-                Some(base_token) if current.meta.token.as_deref() == Some(base_token) && current.etag == *etag => {
-                    Resolution::NotLanded
-                }
-                // The version we meant to replace has a successor, and it is not ours.
-                Some(base_token) if current.meta.history.iter().any(|t| t == base_token) => Resolution::Lost,
-                _ => Resolution::Unknown("the key changed, or its provenance is not visible".into()),
-            },
-        })
     }
 
     /// Run a request that is safe to repeat (get, delete, list) within the retry budget.
@@ -327,10 +291,10 @@ impl Objects {
     {
         let mut attempt = 1;
         loop {
-            match request().await {
+            match self.send(request()).await? {
                 Ok(v) => return Ok(v),
                 Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
-                    self.backoff(attempt).await;
+                    self.backoff(attempt).await?;
                     attempt += 1;
                 }
                 // Fatal, or the budget is spent: report the store's own words.
@@ -339,10 +303,13 @@ impl Objects {
         }
     }
 
-    async fn backoff(&self, retry: u32) {
+    /// The wait before retry number `retry`; the cancel's reason if it fires (or has fired).
+    async fn backoff(&self, retry: u32) -> Result<()> {
+        self.check_cancel()?;
         let delay = self.retry.delay(retry, random_unit());
-        if delay > 0.0 {
-            self.clock.sleep(delay).await;
-        }
+        if delay > 0.0 { self.sleep(delay).await } else { Ok(()) }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,9 @@
-//! Time: the wire timestamp format, and the `Clock` seam (real time in production, a manual clock
-//! in tests so expiry is tested exactly, without sleeping).
+//! Time: the wire timestamp format, HTTP dates, and the `Clock` seam (real time in production, a
+//! [`ManualClock`] in tests so expiry and timers are tested exactly, without sleeping).
 
-use std::cell::Cell;
-use std::rc::Rc;
+mod manual;
+
+pub use manual::ManualClock;
 
 use crate::LocalBoxFuture;
 
@@ -111,6 +112,21 @@ impl Timestamp {
         let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
         Some(Timestamp(secs * 1_000_000 + micros))
     }
+    /// An HTTP `Date` header in the IMF-fixdate form every current server sends
+    /// (`Sun, 06 Nov 1994 08:49:37 GMT`); `None` for anything else (the obsolete forms included:
+    /// a store clock estimate is optional, a wrong one is not).
+    pub fn parse_http_date(s: &str) -> Option<Self> {
+        let (_weekday, rest) = s.trim().split_once(", ")?;
+        let mut parts = rest.split(' ');
+        let (day, month, year, time, zone) =
+            (parts.next()?, parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() || zone != "GMT" || day.len() != 2 || year.len() != 4 || time.len() != 8 {
+            return None;
+        }
+        const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+        let month = MONTHS.iter().position(|m| *m == month)? + 1;
+        Self::parse_rfc3339(&format!("{year}-{month:02}-{day}T{time}Z"))
+    }
 }
 
 fn days_in_month(y: i64, m: i64) -> i64 {
@@ -153,6 +169,19 @@ pub trait Clock {
     fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()>;
 }
 
+/// Which clock lease deadlines are written and judged in.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum ClockSource {
+    /// The configured clock ([`crate::Options::clock`], the system clock by default).
+    #[default]
+    Local,
+    /// The store's clock, estimated from its responses (S3: the `Date` header) as an offset to the
+    /// configured clock; the configured clock serves where a store reports no time (memory, R2
+    /// binding), and until its first answer. So a client whose clock is minutes off neither steals
+    /// a live lease nor writes deadlines that others see as already past.
+    Store,
+}
+
 /// The real clock: `Date.now()` and `setTimeout` in wasm, the system clock natively.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;
@@ -164,42 +193,6 @@ impl Clock for SystemClock {
 
     fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {
         crate::platform::sleep(secs)
-    }
-}
-
-/// A clock that only moves when told to (tests, simulations). `sleep` advances it instantly.
-#[derive(Debug, Clone)]
-pub struct ManualClock {
-    now: Rc<Cell<Timestamp>>,
-}
-
-impl ManualClock {
-    pub fn new(start: Timestamp) -> Self {
-        ManualClock { now: Rc::new(Cell::new(start)) }
-    }
-
-    /// Starts at 2026-01-01T00:00:00Z.
-    pub fn starting_2026() -> Self {
-        Self::new(Timestamp(1_767_225_600_000_000))
-    }
-
-    pub fn advance(&self, secs: f64) {
-        self.now.set(self.now.get().plus_secs(secs));
-    }
-
-    pub fn set(&self, at: Timestamp) {
-        self.now.set(at);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> crate::Result<Timestamp> {
-        Ok(self.now.get())
-    }
-
-    fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {
-        self.advance(secs.max(0.0));
-        Box::pin(crate::platform::yield_now())
     }
 }
 
@@ -242,6 +235,25 @@ mod tests {
             "２０２６-01-01T00:00:00Z",
         ] {
             assert_eq!(Timestamp::parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn parses_http_dates() {
+        assert_eq!(Timestamp::parse_http_date("Thu, 01 Jan 2026 00:00:07 GMT"), Some(Timestamp(1_767_225_607_000_000)));
+        assert_eq!(Timestamp::parse_http_date(" Sun, 06 Nov 1994 08:49:37 GMT "), Some(Timestamp(784_111_777_000_000)));
+        for bad in [
+            "",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+            "Sun, 06 Nov 1994 08:49:37 UTC",
+            "Sun, 6 Nov 1994 08:49:37 GMT",
+            "Sun, 31 Feb 1994 08:49:37 GMT",
+            "Sun, 06 Nox 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 GMT x",
+            "Sun, 06 Nov 1994 8:49:37Z GMT",
+        ] {
+            assert_eq!(Timestamp::parse_http_date(bad), None, "{bad}");
         }
     }
 

@@ -1,0 +1,213 @@
+//! Cancellation: a [`Cancel`] is a single-threaded, cheaply cloned flag with a reason, the Rust
+//! counterpart of an `AbortSignal`. A call made through a handle bound to one (`with_cancel` on
+//! [`crate::Objects`], [`crate::Fencepost`], [`crate::Doc`], [`crate::Lease`]) stops its waits and
+//! retries as soon as it fires; see [`crate::objects`] for what happens to a write in flight.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::{Rc, Weak};
+use std::task::{Context, Poll, Waker};
+
+use crate::error::{Error, Result};
+use crate::race::{Either, race};
+
+/// A cancellation flag with a reason. Clones share it; once fired it stays fired with its first
+/// reason (later `cancel` calls are ignored, as with `AbortController.abort`).
+#[derive(Clone, Default)]
+pub struct Cancel {
+    inner: Rc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    reason: RefCell<Option<Error>>,
+    /// Wakers of pending [`Cancelled`] futures, by slot id (a re-polled future replaces its own).
+    waiters: RefCell<Vec<(u64, Waker)>>,
+    next_slot: Cell<u64>,
+    /// Cancels that fire when this one does ([`Cancel::follow`]); weak so a finished call's cancel
+    /// is not kept alive by a long-lived parent.
+    followers: RefCell<Vec<Weak<Inner>>>,
+}
+
+impl Cancel {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Fire with [`Error::Aborted`].
+    pub fn cancel(&self) {
+        self.cancel_with(Error::Aborted);
+    }
+
+    /// Fire with `reason`: every pending [`Cancel::cancelled`] future resolves with it, and every
+    /// call bound to this cancel rejects with it (or settles its write first, see `objects`).
+    pub fn cancel_with(&self, reason: Error) {
+        if self.is_cancelled() {
+            return;
+        }
+        *self.inner.reason.borrow_mut() = Some(reason.clone());
+        // Take the lists out before waking: a woken task or a follower may touch this cancel.
+        let waiters = std::mem::take(&mut *self.inner.waiters.borrow_mut());
+        let followers = std::mem::take(&mut *self.inner.followers.borrow_mut());
+        for (_, waker) in waiters {
+            waker.wake();
+        }
+        for follower in followers.iter().filter_map(Weak::upgrade) {
+            Cancel { inner: follower }.cancel_with(reason.clone());
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.reason.borrow().is_some()
+    }
+
+    pub fn reason(&self) -> Option<Error> {
+        self.inner.reason.borrow().clone()
+    }
+
+    /// `Err(reason)` once cancelled.
+    pub fn check(&self) -> Result<()> {
+        self.reason().map_or(Ok(()), Err)
+    }
+
+    /// Resolves with the reason once cancelled (at once if already).
+    pub fn cancelled(&self) -> Cancelled {
+        Cancelled { cancel: self.clone(), slot: None }
+    }
+
+    /// Fire this cancel (with the same reason) when `parent` fires; at once if it already has.
+    pub fn follow(&self, parent: &Cancel) {
+        if let Some(reason) = parent.reason() {
+            self.cancel_with(reason);
+            return;
+        }
+        let mut followers = parent.inner.followers.borrow_mut();
+        followers.retain(|f| f.strong_count() > 0);
+        followers.push(Rc::downgrade(&self.inner));
+    }
+
+    /// Run `f` unless this fires first: then `f` is dropped and the reason returned.
+    pub async fn run<F: Future>(&self, f: F) -> Result<F::Output> {
+        if let Some(reason) = self.reason() {
+            return Err(reason);
+        }
+        match race(f, self.cancelled()).await {
+            Either::Left(out) => Ok(out),
+            Either::Right(reason) => Err(reason),
+        }
+    }
+}
+
+impl fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cancel").field("reason", &*self.inner.reason.borrow()).finish()
+    }
+}
+
+/// The future of [`Cancel::cancelled`].
+pub struct Cancelled {
+    cancel: Cancel,
+    slot: Option<u64>,
+}
+
+impl Future for Cancelled {
+    type Output = Error;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Error> {
+        if let Some(reason) = self.cancel.reason() {
+            return Poll::Ready(reason);
+        }
+        let inner = self.cancel.inner.clone();
+        let mut waiters = inner.waiters.borrow_mut();
+        match self.slot.and_then(|id| waiters.iter_mut().find(|(slot, _)| *slot == id)) {
+            Some((_, waker)) => waker.clone_from(cx.waker()),
+            None => {
+                let id = inner.next_slot.get();
+                inner.next_slot.set(id.wrapping_add(1));
+                waiters.push((id, cx.waker().clone()));
+                self.slot = Some(id);
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Cancelled {
+    fn drop(&mut self) {
+        if let Some(id) = self.slot {
+            if let Ok(mut waiters) = self.cancel.inner.waiters.try_borrow_mut() {
+                waiters.retain(|(slot, _)| *slot != id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::executor::LocalPool;
+    use futures::task::LocalSpawnExt;
+
+    #[test]
+    fn first_reason_wins_and_reaches_every_waiter() {
+        let c = Cancel::new();
+        assert!(!c.is_cancelled() && c.check().is_ok());
+        let mut pool = LocalPool::new();
+        let got = Rc::new(RefCell::new(Vec::new()));
+        for _ in 0..3 {
+            let (c, got) = (c.clone(), got.clone());
+            pool.spawner()
+                .spawn_local(async move {
+                    let code = c.cancelled().await.code();
+                    got.borrow_mut().push(code);
+                })
+                .unwrap();
+        }
+        pool.run_until_stalled();
+        assert!(got.borrow().is_empty());
+        assert_eq!(c.inner.waiters.borrow().len(), 3, "one slot per waiter, however often polled");
+        c.cancel_with(Error::invalid("first"));
+        c.cancel();
+        pool.run_until_stalled();
+        assert_eq!(*got.borrow(), ["INVALID_ARGUMENT"; 3]);
+        assert!(matches!(c.reason(), Some(Error::InvalidArgument(m)) if m == "first"));
+        assert!(c.inner.waiters.borrow().is_empty());
+    }
+
+    #[test]
+    fn dropped_waiters_leave_no_slot_and_followers_fire() {
+        let c = Cancel::new();
+        let mut waiting = Box::pin(c.cancelled());
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(c.inner.waiters.borrow().len(), 1);
+        drop(waiting);
+        assert!(c.inner.waiters.borrow().is_empty());
+
+        let child = Cancel::new();
+        child.follow(&c);
+        let grandchild = Cancel::new();
+        grandchild.follow(&child);
+        {
+            let dropped = Cancel::new();
+            dropped.follow(&c);
+        }
+        c.cancel();
+        assert!(matches!(grandchild.reason(), Some(Error::Aborted)));
+        let late = Cancel::new();
+        late.follow(&c);
+        assert!(late.is_cancelled(), "following a fired cancel fires at once");
+    }
+
+    #[test]
+    fn run_returns_the_reason_instead_of_the_output() {
+        let c = Cancel::new();
+        assert_eq!(futures::executor::block_on(c.run(async { 7 })).unwrap(), 7);
+        c.cancel();
+        let e = futures::executor::block_on(c.run(async { 7 })).unwrap_err();
+        assert!(matches!(e, Error::Aborted));
+    }
+}

@@ -1,0 +1,173 @@
+//! Taking a lease: `Fencepost::lease` (one attempt, or keep trying for `wait` seconds while it is
+//! held), `attach_lease`, and `cooperative_write` from outside.
+
+use serde_json::{Map, Value};
+
+use super::{Lease, LeaseDoc, LeaseOptions, MAX_EPOCH};
+use crate::error::{Error, Result};
+use crate::fencepost::{Fencepost, Transition, checked, validate_holder, validate_ttl};
+use crate::time::Timestamp;
+use crate::token::{random_token, random_unit};
+
+/// Rounds of "lost the race, read again" before acquisition reports a conflict.
+const ACQUIRE_ATTEMPTS: u32 = 8;
+/// `cooperative_write` attempts.
+const COOPERATIVE_ATTEMPTS: u32 = 10;
+/// A waiting acquisition polls after 0.1 s, then backs off up to this cap (seconds), so a
+/// release is noticed within about a second without polling a long-held lease all the time.
+const WAIT_FIRST_POLL: f64 = 0.1;
+const WAIT_MAX_POLL: f64 = 1.0;
+
+/// What one acquisition attempt found.
+enum Attempt {
+    Acquired(Lease),
+    /// Actively held by someone else, until this deadline.
+    Held(Timestamp),
+    /// Expired, but `steal_if_expired` is false.
+    Refused,
+}
+
+impl Fencepost {
+    /// Acquire `key`, or `None` when it is held by someone else (or expired and
+    /// `steal_if_expired` is false). With `wait`, a held lease is tried again until it is acquired
+    /// or `wait` seconds have passed; the call's cancel ([`Fencepost::with_cancel`]) stops that.
+    /// Requests: 2 to acquire, 1 per attempt while held.
+    pub async fn lease(
+        &self,
+        key: &str,
+        options: LeaseOptions,
+        mut state_fn: Option<&mut Transition<'_>>,
+    ) -> Result<Option<Lease>> {
+        self.objects.check_key(key)?;
+        validate_ttl(options.ttl)?;
+        if let Some(wait) = options.wait {
+            if !wait.is_finite() || wait < 0.0 {
+                return Err(Error::invalid(format!("wait must be a finite number of seconds >= 0, got {wait}")));
+            }
+        }
+        let holder = match &options.holder {
+            Some(h) => {
+                validate_holder(h)?;
+                h.clone()
+            }
+            None => random_token()?,
+        };
+        let started = self.objects.local_now()?;
+        // A cap on attempts as well, so a clock that does not advance cannot make this loop
+        // forever: no pause is shorter than half the first one, except the last before the wait's
+        // end or a held lease's deadline.
+        let max_polls = (options.wait.unwrap_or(0.0) / (WAIT_FIRST_POLL / 2.0)).ceil().min(1e6) as u32 + 8;
+        for poll in 1..=max_polls {
+            let deadline = match self.try_acquire(key, &holder, &options, state_fn.as_deref_mut()).await? {
+                Attempt::Acquired(lease) => return Ok(Some(lease)),
+                Attempt::Refused => return Ok(None),
+                Attempt::Held(deadline) => deadline,
+            };
+            let Some(wait) = options.wait else { return Ok(None) };
+            let left = wait - secs_between(started, self.objects.local_now()?);
+            if left <= 0.0 {
+                return Ok(None);
+            }
+            // Never past the wait's end (one last attempt right then), nor past the held lease's
+            // deadline (it may be stolen at that very instant).
+            let until_expiry = secs_between(self.objects.now()?, deadline).max(0.0);
+            self.objects.sleep(wait_poll(poll).min(left).min(until_expiry)).await?;
+        }
+        Ok(None)
+    }
+
+    /// One acquisition: read, then create, steal or re-acquire by compare-and-swap; a lost race
+    /// reads again (at most `ACQUIRE_ATTEMPTS` times).
+    async fn try_acquire(
+        &self,
+        key: &str,
+        holder: &str,
+        options: &LeaseOptions,
+        mut state_fn: Option<&mut Transition<'_>>,
+    ) -> Result<Attempt> {
+        for _ in 0..ACQUIRE_ATTEMPTS {
+            let current = self.objects.read(key).await?;
+            let (next_epoch, prior_state, extra, base) = match &current {
+                None => (1, Value::Null, Map::new(), None),
+                Some(obj) => {
+                    let doc = LeaseDoc::parse(key, &obj.body)?;
+                    let now = self.objects.now()?;
+                    let ours = doc.holder.as_deref() == Some(holder);
+                    if !ours && !doc.is_expired(now) {
+                        return Ok(Attempt::Held(doc.deadline()));
+                    }
+                    if !ours && !options.steal_if_expired {
+                        return Ok(Attempt::Refused);
+                    }
+                    let next = doc.epoch.checked_add(1).filter(|e| *e <= MAX_EPOCH).ok_or_else(|| {
+                        Error::corrupt(key, "the next epoch would exceed 2^53-1, which JS numbers cannot carry exactly")
+                    })?;
+                    (next, doc.state, doc.extra, Some(obj))
+                }
+            };
+            let state = match state_fn.as_deref_mut() {
+                Some(f) => checked(f(prior_state).await?)?,
+                None => prior_state,
+            };
+            let doc = LeaseDoc {
+                epoch: next_epoch,
+                holder: Some(holder.to_owned()),
+                deadline_at: Some(self.objects.deadline_in(options.ttl)?),
+                state,
+                extra,
+            };
+            let body = doc.encode();
+            let written = match base {
+                None => self.objects.create(key, &body).await?,
+                Some(base) => self.objects.replace(key, &body, &base.etag, &base.meta).await?,
+            };
+            if let Some(w) = written {
+                return Ok(Attempt::Acquired(Lease::from_write(&self.objects, key, options.ttl, doc, w.etag, w.meta)));
+            }
+        }
+        Err(Error::Conflict { key: key.to_owned(), attempts: ACQUIRE_ATTEMPTS })
+    }
+
+    /// Re-attach to the current ownership period of `holder`: one read, nothing written. `None`
+    /// when the lease is absent, released, held by someone else, or expired.
+    pub async fn attach_lease(&self, key: &str, holder: &str, ttl: f64) -> Result<Option<Lease>> {
+        self.objects.check_key(key)?;
+        validate_holder(holder)?;
+        validate_ttl(ttl)?;
+        let Some(obj) = self.objects.read(key).await? else { return Ok(None) };
+        let doc = LeaseDoc::parse(key, &obj.body)?;
+        if doc.holder.as_deref() != Some(holder) || doc.is_expired(self.objects.now()?) {
+            return Ok(None);
+        }
+        Ok(Some(Lease::from_write(&self.objects, key, ttl, doc, Some(obj.etag), obj.meta)))
+    }
+
+    /// Change the state of a lease from outside: a CAS loop on `state` only; epoch, holder and
+    /// deadline are preserved and the holder is not fenced. `None` when there is no lease document.
+    /// Requests: 2.
+    pub async fn cooperative_write(&self, key: &str, f: &mut Transition<'_>) -> Result<Option<Value>> {
+        self.objects.check_key(key)?;
+        for _ in 0..COOPERATIVE_ATTEMPTS {
+            let Some(obj) = self.objects.read(key).await? else { return Ok(None) };
+            let mut doc = LeaseDoc::parse(key, &obj.body)?;
+            doc.state = checked(f(doc.state).await?)?;
+            if self.objects.replace(key, &doc.encode(), &obj.etag, &obj.meta).await?.is_some() {
+                return Ok(Some(doc.state));
+            }
+        }
+        Err(Error::Conflict { key: key.to_owned(), attempts: COOPERATIVE_ATTEMPTS })
+    }
+}
+
+/// Seconds from `a` to `b` (negative when `b` is earlier).
+pub(super) fn secs_between(a: Timestamp, b: Timestamp) -> f64 {
+    b.0.saturating_sub(a.0) as f64 / 1e6
+}
+
+/// The pause before poll `n + 1` of a waiting acquisition: doubling from `WAIT_FIRST_POLL` up to
+/// `WAIT_MAX_POLL`, with "equal jitter" (half fixed, half random) so waiters spread out but none
+/// polls much more often than the schedule says.
+fn wait_poll(n: u32) -> f64 {
+    let d = (WAIT_FIRST_POLL * 2f64.powi(n.saturating_sub(1).min(16) as i32)).min(WAIT_MAX_POLL);
+    d * (0.5 + 0.5 * random_unit())
+}

@@ -1,0 +1,142 @@
+//! The stored lease document `{epoch, holder, deadline_at, state}`: strict parsing (never a
+//! panic, never a silent repair) and canonical encoding that keeps unknown fields.
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::json;
+use crate::time::Timestamp;
+
+/// Epochs stay exact in every JSON reader, JS's included (2^53 - 1).
+pub const MAX_EPOCH: u64 = 9_007_199_254_740_991;
+
+/// The stored lease document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaseDoc {
+    pub epoch: u64,
+    pub holder: Option<String>,
+    /// `None` only for a document without a holder (some writers release with a null deadline);
+    /// written back as null, so a rewrite never invents a time.
+    pub deadline_at: Option<Timestamp>,
+    pub state: Value,
+    /// Fields fencepost does not know (another tool's, a later version's): carried through every
+    /// rewrite unchanged, so sharing a bucket never loses them.
+    pub extra: Map<String, Value>,
+}
+
+impl LeaseDoc {
+    /// Parse stored bytes strictly: anything but the expected shape is `Corrupt`, never a panic
+    /// and never silently repaired (a repair would overwrite someone's data).
+    pub fn parse(key: &str, bytes: &[u8]) -> Result<Self> {
+        let bad = |m: &str| Error::corrupt(key, format!("not a lease document: {m}"));
+        let value = json::parse(bytes).map_err(|m| bad(&m))?;
+        let Value::Object(mut map) = value else { return Err(bad("not a JSON object")) };
+        let epoch = match map.get("epoch") {
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .or_else(|| {
+                    n.as_f64().filter(|f| f.fract() == 0.0 && (0.0..=MAX_EPOCH as f64).contains(f)).map(|f| f as u64)
+                })
+                .filter(|e| *e <= MAX_EPOCH)
+                .ok_or_else(|| bad("epoch is not an integer from 0 to 2^53-1"))?,
+            _ => return Err(bad("epoch is missing or not a number")),
+        };
+        let holder = match map.get("holder") {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Null) => None,
+            _ => return Err(bad("holder is missing or not a string or null")),
+        };
+        let deadline_at = match map.get("deadline_at") {
+            Some(Value::String(s)) => Some(
+                Timestamp::parse_rfc3339(s)
+                    .filter(|t| t.is_on_wire())
+                    .ok_or_else(|| bad("deadline_at is not an RFC 3339 timestamp in the years 1-9999"))?,
+            ),
+            // A null deadline can only mean "not held".
+            Some(Value::Null) if holder.is_none() => None,
+            _ => return Err(bad("deadline_at is missing or not a timestamp")),
+        };
+        let state = map.remove("state").unwrap_or(Value::Null);
+        for known in ["epoch", "holder", "deadline_at"] {
+            map.remove(known);
+        }
+        Ok(LeaseDoc { epoch, holder, deadline_at, state, extra: map })
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut map = self.extra.clone();
+        map.insert("epoch".into(), Value::from(self.epoch));
+        map.insert("holder".into(), self.holder.clone().map_or(Value::Null, Value::String));
+        map.insert("deadline_at".into(), self.deadline_at.map_or(Value::Null, |t| Value::String(t.to_rfc3339())));
+        map.insert("state".into(), self.state.clone());
+        json::to_canonical(&Value::Object(map))
+    }
+
+    /// The deadline of a held lease (`parse` refuses a holder without one); the earliest time for
+    /// an unheld document without a deadline.
+    pub(crate) fn deadline(&self) -> Timestamp {
+        self.deadline_at.unwrap_or(Timestamp::WIRE_MIN)
+    }
+
+    /// SPEC: expired means no holder, or a deadline at or before now (inclusive).
+    pub fn is_expired(&self, now: Timestamp) -> bool {
+        self.holder.is_none() || self.deadline_at.is_none_or(|d| d <= now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VALID: &[u8] =
+        br#"{"deadline_at":"2026-01-01T00:00:30.000000Z","epoch":7,"holder":"h","state":{"a":[1,"x"]}}"#;
+
+    #[test]
+    fn parses_and_round_trips() {
+        let doc = LeaseDoc::parse("k", VALID).unwrap();
+        assert_eq!((doc.epoch, doc.holder.as_deref()), (7, Some("h")));
+        assert_eq!(doc.encode(), VALID);
+        // CairnDB/Python spellings: `+00:00` offsets, integral floats for the epoch.
+        let py = br#"{"deadline_at": "2026-01-01T00:00:30+00:00", "epoch": 7.0, "holder": null, "state": null}"#;
+        let doc = LeaseDoc::parse("k", py).unwrap();
+        assert!(doc.holder.is_none() && doc.epoch == 7);
+        // Fields of other tools survive a rewrite.
+        let more =
+            br#"{"deadline_at":"2026-01-01T00:00:30.000000Z","epoch":7,"holder":"h","owner_host":"py-1","state":null}"#;
+        assert_eq!(LeaseDoc::parse("k", more).unwrap().encode(), more);
+    }
+
+    /// No stored bytes can panic the parser: random bytes, and every single-byte mutation and
+    /// truncation of a valid document, give a value or a `Corrupt` error.
+    #[test]
+    fn never_panics_on_stored_bytes() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..2000 {
+            let len = (next() % 64) as usize;
+            let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            if let Err(e) = LeaseDoc::parse("k", &bytes) {
+                assert!(matches!(e, Error::Corrupt { .. }));
+            }
+        }
+        for i in 0..VALID.len() {
+            let _ = LeaseDoc::parse("k", &VALID[..i]);
+            for b in [b'"', b'0', b'-', b'}', b'\\', 0xff, b'e', b'9'] {
+                let mut m = VALID.to_vec();
+                m[i] = b;
+                let _ = LeaseDoc::parse("k", &m);
+            }
+        }
+        for weird in [
+            r#"{"deadline_at":"2026-01-01T00:00:30Z","epoch":1e400,"holder":"h"}"#,
+            r#"{"deadline_at":"9999-12-31T23:59:60.999999-23:59","epoch":18446744073709551615,"holder":"h"}"#,
+        ] {
+            let _ = LeaseDoc::parse("k", weird.as_bytes());
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! lease: expiring ownership with an epoch fence token.
+//!
+//! The lease document `{epoch, holder, deadline_at, state}` is only ever replaced by
+//! compare-and-swap. Acquiring bumps `epoch`, so `(key, epoch, holder)` names one ownership period.
+//! Every write through a [`Lease`] handle is guarded by the etag it last saw; when the guard fails
+//! the handle re-reads: another epoch or holder (or no document) means the lease is lost; the same
+//! epoch and holder means a cooperative write landed, which is absorbed before retrying.
+//!
+//! The period's state (what was last seen of the document, and whether the period is over) is
+//! shared by a handle and its clones ([`Lease::with_cancel`]). Once any of them learns the period
+//! is over — released through a handle, a write found it lost, keep-alive could not renew in time —
+//! [`Lease::ended`] fires and every later write rejects with `LeaseLost` without a request.
+//!
+//! Modules: [`document`] (the stored bytes), `acquire` (`Fencepost::lease` with its `wait`,
+//! `attach_lease`, `cooperative_write`), `keep_alive` (`Lease::keep_alive`,
+//! `Fencepost::with_lease`).
+
+mod acquire;
+pub mod document;
+mod keep_alive;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde_json::{Map, Value};
+
+pub use document::{LeaseDoc, MAX_EPOCH};
+pub use keep_alive::renew_margin;
+
+use crate::cancel::Cancel;
+use crate::error::{Error, Result};
+use crate::fencepost::{Transition, checked};
+use crate::objects::Objects;
+use crate::store::{StoredObject, WriteMeta};
+use crate::time::Timestamp;
+
+/// Guarded writes absorb at most this many cooperative writes before giving up with `LeaseLost`.
+const HANDLE_PATIENCE: u32 = 10;
+
+/// Options of [`crate::Fencepost::lease`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaseOptions {
+    /// Seconds, > 0.
+    pub ttl: f64,
+    /// Defaults to a fresh random token.
+    pub holder: Option<String>,
+    pub steal_if_expired: bool,
+    /// Seconds to keep trying while the lease is held by someone else (`None`: one attempt). The
+    /// attempts back off with jitter up to about a second apart, so a release is noticed within
+    /// about a second, and one is made right at the held lease's deadline.
+    pub wait: Option<f64>,
+}
+
+impl LeaseOptions {
+    pub fn new(ttl: f64) -> Self {
+        LeaseOptions { ttl, holder: None, steal_if_expired: true, wait: None }
+    }
+}
+
+/// What a handle last saw of its document.
+#[derive(Debug, Clone)]
+struct View {
+    /// `None` when our last write is known to have landed but was since replaced: re-read first.
+    etag: Option<String>,
+    extra: Map<String, Value>,
+    meta: WriteMeta,
+    deadline_at: Timestamp,
+    state: Value,
+    released: bool,
+}
+
+/// One ownership period as the handles on it know it.
+struct Period {
+    key: String,
+    holder: String,
+    epoch: u64,
+    ttl: f64,
+    view: RefCell<View>,
+    /// Fired with a `LeaseLost` reason once a handle learns the period is over.
+    ended: Cancel,
+}
+
+/// A handle on one ownership period `(key, epoch, holder)`. Clones share the period's state.
+#[derive(Clone)]
+pub struct Lease {
+    objects: Objects,
+    period: Rc<Period>,
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lease")
+            .field("key", &self.period.key)
+            .field("epoch", &self.period.epoch)
+            .field("ttl", &self.period.ttl)
+            .field("ended", &self.period.ended.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The next document a guarded write wants, computed from the handle's current view.
+struct Proposal {
+    /// false only for a release (holder = null).
+    keep_holder: bool,
+    deadline_at: Timestamp,
+    state: Value,
+}
+
+impl Lease {
+    fn from_write(
+        objects: &Objects,
+        key: &str,
+        ttl: f64,
+        doc: LeaseDoc,
+        etag: Option<String>,
+        meta: WriteMeta,
+    ) -> Self {
+        let deadline_at = doc.deadline();
+        let view = View { etag, meta, deadline_at, state: doc.state, extra: doc.extra, released: false };
+        let period = Period {
+            key: key.to_owned(),
+            holder: doc.holder.unwrap_or_default(),
+            epoch: doc.epoch,
+            ttl,
+            view: RefCell::new(view),
+            ended: Cancel::new(),
+        };
+        // The acquiring call's cancel is not the period's.
+        Lease { objects: objects.detached(), period: Rc::new(period) }
+    }
+
+    /// A handle on the same period (its state is shared) whose calls obey `cancel`: a renew or
+    /// write in flight when it fires is settled as [`crate::objects`] describes.
+    pub fn with_cancel(&self, cancel: &Cancel) -> Lease {
+        Lease { objects: self.objects.with_cancel(cancel), period: self.period.clone() }
+    }
+
+    pub fn key(&self) -> &str {
+        &self.period.key
+    }
+    pub fn holder(&self) -> &str {
+        &self.period.holder
+    }
+    pub fn epoch(&self) -> u64 {
+        self.period.epoch
+    }
+    pub fn ttl(&self) -> f64 {
+        self.period.ttl
+    }
+    pub fn state(&self) -> Value {
+        self.period.view.borrow().state.clone()
+    }
+    pub fn deadline_at(&self) -> Timestamp {
+        self.period.view.borrow().deadline_at
+    }
+    /// The etag of the version this handle last saw or wrote (`None` right after a write whose
+    /// response was lost and which has since been replaced).
+    pub fn etag(&self) -> Option<String> {
+        self.period.view.borrow().etag.clone()
+    }
+    /// Released through this handle (or one sharing its state).
+    pub fn is_released(&self) -> bool {
+        self.period.view.borrow().released
+    }
+
+    /// Fired, with a `LeaseLost` reason, as soon as the handle learns that its period is over:
+    /// released, found lost by a write or renew, or not renewed in time by keep-alive. Await
+    /// [`Cancel::cancelled`] on it, or bind other calls to it ([`Cancel::follow`]). Firing it
+    /// yourself ends the handle's period too: later writes reject with `LeaseLost`.
+    pub fn ended(&self) -> &Cancel {
+        &self.period.ended
+    }
+
+    /// Record that the period is over and hand back the error writes now reject with (the first
+    /// reason recorded wins).
+    fn end(&self, lost: Error) -> Error {
+        self.period.ended.cancel_with(lost.clone());
+        self.ended_error().unwrap_or(lost)
+    }
+
+    /// The error every write after the end rejects with.
+    fn ended_error(&self) -> Option<Error> {
+        self.period.ended.reason().map(|reason| match reason {
+            lost @ Error::LeaseLost { .. } => lost,
+            other => Error::lease_lost(&self.period.key, format!("the lease handle was ended: {other}")),
+        })
+    }
+
+    /// Extend the deadline to now + ttl, keeping the state (absorbing any cooperative write).
+    pub async fn renew(&self) -> Result<()> {
+        let deadline_at = self.objects.deadline_in(self.period.ttl)?;
+        self.guarded_write(&mut |v: &View| {
+            let p = Proposal { keep_holder: true, deadline_at, state: v.state.clone() };
+            Box::pin(async move { Ok(p) })
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Read-modify-write of the state, guarded; `f` sees the freshest state (it runs again after a
+    /// cooperative write). Returns the state written.
+    pub async fn update_state(&self, f: &mut Transition<'_>) -> Result<Value> {
+        self.guarded_write(&mut |v: &View| {
+            let (state, deadline_at) = (v.state.clone(), v.deadline_at);
+            let next = f(state);
+            Box::pin(async move { Ok(Proposal { keep_holder: true, deadline_at, state: checked(next.await?)? }) })
+        })
+        .await
+    }
+
+    /// Replace the state, guarded (unseen cooperative writes are discarded).
+    pub async fn write(&self, state: Value) -> Result<Value> {
+        let state = checked(state)?;
+        self.guarded_write(&mut |v: &View| {
+            let p = Proposal { keep_holder: true, deadline_at: v.deadline_at, state: state.clone() };
+            Box::pin(async move { Ok(p) })
+        })
+        .await
+    }
+
+    /// Give the lease up: holder = null, deadline = now, optionally a final state (otherwise the
+    /// current one, cooperative writes included). The document stays, so epochs keep increasing.
+    pub async fn release(&self, final_state: Option<Value>) -> Result<()> {
+        let final_state = final_state.map(checked).transpose()?;
+        let now = self.objects.now()?;
+        self.guarded_write(&mut |v: &View| {
+            let state = final_state.clone().unwrap_or_else(|| v.state.clone());
+            Box::pin(async move { Ok(Proposal { keep_holder: false, deadline_at: now, state }) })
+        })
+        .await
+        .map(drop)
+    }
+
+    /// The one write path of a handle; a `LeaseLost` it meets ends the period for every handle.
+    async fn guarded_write<'f>(
+        &self,
+        propose: &mut dyn FnMut(&View) -> crate::LocalBoxFuture<'f, Result<Proposal>>,
+    ) -> Result<Value> {
+        if let Some(ended) = self.ended_error() {
+            return Err(ended);
+        }
+        match self.try_guarded_write(propose).await {
+            Err(lost @ Error::LeaseLost { .. }) => Err(self.end(lost)),
+            other => other,
+        }
+    }
+
+    /// `propose` builds the next document from the handle's view and the write is guarded by the
+    /// view's etag. On a failed guard the view is refreshed (`LeaseLost` if fenced) and the
+    /// proposal rebuilt, at most `HANDLE_PATIENCE` times.
+    async fn try_guarded_write<'f>(
+        &self,
+        propose: &mut dyn FnMut(&View) -> crate::LocalBoxFuture<'f, Result<Proposal>>,
+    ) -> Result<Value> {
+        let period = &self.period;
+        for _ in 0..HANDLE_PATIENCE {
+            let view = period.view.borrow().clone();
+            if let Some(ended) = self.ended_error() {
+                return Err(ended);
+            }
+            let Some(etag) = view.etag.clone() else {
+                self.refresh().await?;
+                continue;
+            };
+            let proposal = propose(&view).await?;
+            let releasing = !proposal.keep_holder;
+            let doc = LeaseDoc {
+                epoch: period.epoch,
+                holder: proposal.keep_holder.then(|| period.holder.clone()),
+                deadline_at: Some(proposal.deadline_at),
+                state: proposal.state,
+                extra: view.extra.clone(),
+            };
+            match self.objects.replace(&period.key, &doc.encode(), &etag, &view.meta).await? {
+                Some(written) => {
+                    *period.view.borrow_mut() = View {
+                        etag: written.etag,
+                        meta: written.meta,
+                        deadline_at: doc.deadline(),
+                        state: doc.state.clone(),
+                        extra: doc.extra,
+                        released: releasing,
+                    };
+                    if releasing {
+                        self.end(Error::lease_lost(&period.key, "the lease was released through this handle"));
+                    }
+                    return Ok(doc.state);
+                }
+                None => self.refresh().await?,
+            }
+        }
+        Err(Error::lease_lost(
+            &period.key,
+            format!("gave up after {HANDLE_PATIENCE} attempts under a stream of cooperative writes"),
+        ))
+    }
+
+    /// Re-read after a failed guard: fenced → `LeaseLost`; same period → absorb the fresh version.
+    async fn refresh(&self) -> Result<()> {
+        let period = &self.period;
+        let Some(obj) = self.objects.read(&period.key).await? else {
+            return Err(Error::lease_lost(&period.key, "the lease document was deleted"));
+        };
+        let StoredObject { body, etag, meta } = obj;
+        let doc = LeaseDoc::parse(&period.key, &body)?;
+        if doc.epoch != period.epoch {
+            return Err(Error::lease_lost(
+                &period.key,
+                format!("epoch advanced from {} to {}", period.epoch, doc.epoch),
+            ));
+        }
+        if doc.holder.as_deref() != Some(period.holder.as_str()) {
+            let why = if doc.holder.is_none() { "the lease was released" } else { "another holder took the lease" };
+            return Err(Error::lease_lost(&period.key, why));
+        }
+        let mut v = period.view.borrow_mut();
+        v.etag = Some(etag);
+        v.meta = meta;
+        v.deadline_at = doc.deadline();
+        v.state = doc.state;
+        v.extra = doc.extra;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

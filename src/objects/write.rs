@@ -1,0 +1,123 @@
+//! The write path: one logical write, retried within the budget; outcomes not seen (a transport
+//! error, a cancel while in flight) are resolved by reading the key back ([`super::resolve`]).
+
+use super::resolve::Resolution;
+use super::{Objects, Written};
+use crate::error::{Error, Result};
+use crate::store::{FailureKind, Precondition, PutOutcome, WriteMeta};
+use crate::token::random_token;
+
+impl Objects {
+    /// One logical write: retried within the budget, ambiguous outcomes resolved by read-back.
+    pub(super) async fn write(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: Precondition,
+        base: Option<&WriteMeta>,
+    ) -> Result<Option<Written>> {
+        let token = random_token()?;
+        let meta = match base {
+            Some(base) => WriteMeta::replacing(token, base),
+            // A create or plain put starts a lineage; a layer-0 `ifMatch` put does not know the
+            // version it replaces, so its lineage is unknown.
+            None if matches!(precondition, Precondition::IfMatch(_)) => {
+                WriteMeta { token: Some(token), history: Vec::new(), origin: None }
+            }
+            None => WriteMeta::creating(token),
+        };
+        let mut last_error = None;
+        // An attempt whose outcome we could not see may still land later (a client-side timeout
+        // leaves the request in flight), so a later "precondition failed" may be our own write.
+        let mut unanswered = false;
+        for attempt in 1..=self.retry.max_attempts {
+            if attempt > 1 {
+                if let Err(reason) = self.backoff(attempt - 1).await {
+                    return self.abandon(key, &precondition, &meta, base, reason, unanswered, false).await;
+                }
+            }
+            // Cancelled before sending: nothing of this attempt is in flight.
+            if let Err(reason) = self.check_cancel() {
+                return self.abandon(key, &precondition, &meta, base, reason, unanswered, false).await;
+            }
+            let sent = match self.send(self.store.put(key, body, &precondition, &meta)).await {
+                Ok(sent) => sent,
+                Err(reason) => return self.abandon(key, &precondition, &meta, base, reason, unanswered, true).await,
+            };
+            let error = match sent {
+                Ok(PutOutcome::Written { etag }) => return Ok(Some(Written { etag: Some(etag), meta })),
+                Ok(PutOutcome::PreconditionFailed) if unanswered => {
+                    return self.settle_lost(key, &precondition, &meta, base).await;
+                }
+                Ok(PutOutcome::PreconditionFailed) => return Ok(None),
+                Err(e) => e,
+            };
+            match error.kind {
+                FailureKind::Fatal => return Err(Error::Storage(error.into_failure())),
+                FailureKind::Indeterminate => match self.resolve(key, &precondition, &meta, base).await {
+                    Resolution::Landed(etag) => return Ok(Some(Written { etag, meta })),
+                    Resolution::Lost => return Ok(None),
+                    Resolution::NotLanded => unanswered = true,
+                    Resolution::Unknown(why, cause) => return Err(Error::ambiguous(key, why, cause)),
+                },
+                FailureKind::Transient | FailureKind::ConditionalConflict => {}
+            }
+            last_error = Some(error);
+        }
+        match last_error {
+            // SPEC: a conditional put still meeting ConditionalRequestConflict after its retries lost.
+            // (Our own unanswered attempt may be what conflicts: settle that first.)
+            Some(e) if e.kind == FailureKind::ConditionalConflict && precondition != Precondition::None => {
+                if unanswered { self.settle_lost(key, &precondition, &meta, base).await } else { Ok(None) }
+            }
+            Some(e) => Err(Error::Storage(e.into_failure())),
+            None => Err(Error::invalid("retry budget allows no attempt")),
+        }
+    }
+
+    /// A conditional put lost after an earlier attempt went unanswered: was it our own late write?
+    async fn settle_lost(
+        &self,
+        key: &str,
+        precondition: &Precondition,
+        meta: &WriteMeta,
+        base: Option<&WriteMeta>,
+    ) -> Result<Option<Written>> {
+        match self.resolve(key, precondition, meta, base).await {
+            Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
+            Resolution::Unknown(why, cause) => Err(Error::ambiguous(key, why, cause)),
+            Resolution::NotLanded | Resolution::Lost => Ok(None),
+        }
+    }
+
+    /// The write was cancelled (`reason`). With nothing that may land (`in_flight`: the attempt
+    /// just abandoned; `unanswered`: an earlier one that timed out), that is the outcome; otherwise
+    /// one read-back attempt (the cancel allows no retry) decides, as for a transport error.
+    #[allow(clippy::too_many_arguments)]
+    async fn abandon(
+        &self,
+        key: &str,
+        precondition: &Precondition,
+        meta: &WriteMeta,
+        base: Option<&WriteMeta>,
+        reason: Error,
+        unanswered: bool,
+        in_flight: bool,
+    ) -> Result<Option<Written>> {
+        if !in_flight && !unanswered {
+            return Err(reason);
+        }
+        match self.resolve(key, precondition, meta, base).await {
+            Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
+            // An attempt that timed out earlier may still be on its way: not proven.
+            Resolution::NotLanded if unanswered => Err(Error::ambiguous(
+                key,
+                "the call was cancelled while an earlier attempt that went unanswered may still land",
+                Some(reason),
+            )),
+            // Proven not landed (and, for `Lost`, it never can): the cancel is the outcome.
+            Resolution::NotLanded | Resolution::Lost => Err(reason),
+            Resolution::Unknown(why, _) => Err(Error::ambiguous(key, why, Some(reason))),
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! The one combinator fencepost needs: run two futures, keep the first to finish, drop the other.
+//! Hand-written (a dozen lines) rather than a dependency, since the crate is compiled to wasm and
+//! every dependency counts.
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::Poll;
+
+/// Which of two raced futures finished first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Either<A, B> {
+    Left(A),
+    Right(B),
+}
+
+/// Poll `a` and `b` together; the first to finish wins and the other is dropped (for a request:
+/// abandoned). Biased towards `a`: when both are ready in the same poll, `a` wins, so an answer
+/// that is already there beats a timer or a cancel that fired at the same moment.
+pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+    let mut a = pin!(a);
+    let mut b = pin!(b);
+    std::future::poll_fn(move |cx| {
+        if let Poll::Ready(out) = a.as_mut().poll(cx) {
+            return Poll::Ready(Either::Left(out));
+        }
+        if let Poll::Ready(out) = b.as_mut().poll(cx) {
+            return Poll::Ready(Either::Right(out));
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::executor::block_on;
+
+    #[test]
+    fn first_to_finish_wins_and_ties_go_left() {
+        assert_eq!(block_on(race(async { 1 }, std::future::pending::<()>())), Either::Left(1));
+        assert_eq!(block_on(race(std::future::pending::<()>(), async { 2 })), Either::Right(2));
+        assert_eq!(block_on(race(async { 1 }, async { 2 })), Either::Left(1));
+        let later = async {
+            crate::platform::yield_now().await;
+            1
+        };
+        assert_eq!(block_on(race(later, async { 2 })), Either::Right(2));
+    }
+}
