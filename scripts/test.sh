@@ -4,7 +4,7 @@
 #
 #   scripts/test.sh            all stages
 #   scripts/test.sh node deno  only these stages (native wasm node examples types package deno workerd browser
-#                              bundlers demo)
+#                              bundlers demo chaos)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -13,7 +13,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native wasm node examples types package deno workerd browser bundlers demo)
+[ ${#stages[@]} -eq 0 ] && stages=(native wasm node examples types package deno workerd browser bundlers demo chaos)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -50,7 +50,7 @@ fi
 
 needs_pkg=0
 needs_servers=0
-for s in wasm node examples types deno workerd browser demo; do want "$s" && needs_pkg=1 && needs_servers=1; done
+for s in wasm node examples types deno workerd browser demo chaos; do want "$s" && needs_pkg=1 && needs_servers=1; done
 for s in package bundlers; do want "$s" && needs_pkg=1; done   # the built package, no test servers
 if [ $needs_pkg -eq 1 ]; then
   bash scripts/build-pkg.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -103,6 +103,11 @@ fi
 
 if want demo; then
   stage demo count_demo node js/demo/run-demo.mjs
+fi
+
+if want chaos; then
+  # Seeded fault injection in front of SeaweedFS (CHAOS_SEEDS, CHAOS_CALLS): see tests/chaos/run.mjs.
+  stage chaos count_plain node tests/chaos/run.mjs
 fi
 
 echo
