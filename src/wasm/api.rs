@@ -167,7 +167,9 @@ impl JsFencepost {
         })
     }
 
-    /// A `Lease`, or null when held by someone else.
+    /// A `Lease`, or null when held by someone else. (Positional arguments are how the JS layer
+    /// hands over the options it checked.)
+    #[allow(clippy::too_many_arguments)]
     pub fn lease(
         &self,
         key: String,

@@ -1,0 +1,207 @@
+// The lease lifecycle against a real server (SeaweedFS) through a small proxy that can hold PUTs:
+// keep-alive over many ttls, renewals blocked, hung PUTs cut by the per-attempt timeout, aborts,
+// and the store clock with skewed local clocks. Node only (the proxy is a Node server); the
+// conformance suite covers the same API in every runtime without faults.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import * as lib from "fencepost";
+import { freshPrefix } from "./stores.js";
+
+const env = process.env;
+const upstream = env.FENCEPOST_SEAWEED_ENDPOINT;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Forwards everything to SeaweedFS; `mode.puts` decides what happens to PUTs: "pass", "hang"
+ * (never forwarded, never answered), "late" (forwarded after `lateMs`, answer withheld), "landed"
+ * (forwarded at once, answer withheld).
+ */
+const mode = { puts: "pass", lateMs: 1000 };
+let proxy;
+let proxyUrl;
+const held = new Set();
+
+function forward(req, body, res) {
+  const up = new URL(upstream);
+  const out = http.request({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+    const chunks = [];
+    r.on("data", (c) => chunks.push(c));
+    r.on("end", () => {
+      if (!res) return;
+      res.writeHead(r.statusCode, r.headers);
+      res.end(Buffer.concat(chunks));
+    });
+  });
+  out.on("error", () => res?.destroy());
+  out.end(body);
+}
+
+before(async () => {
+  if (!upstream) return;
+  proxy = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      if (req.method !== "PUT" || mode.puts === "pass") return forward(req, body, res);
+      held.add(res);
+      if (mode.puts === "late") setTimeout(() => forward(req, body, null), mode.lateMs);
+      if (mode.puts === "landed") forward(req, body, null);
+    });
+  });
+  await new Promise((r) => proxy.listen(0, "127.0.0.1", r));
+  proxyUrl = `http://127.0.0.1:${proxy.address().port}`;
+});
+
+after(async () => {
+  for (const res of held) res.destroy();
+  await new Promise((r) => proxy?.close(r) ?? r());
+});
+
+function store({ direct = false, timeout = 0.5, prefix } = {}) {
+  return lib.s3Store({
+    endpoint: direct ? upstream : proxyUrl,
+    bucket: env.FENCEPOST_SEAWEED_BUCKET,
+    region: env.FENCEPOST_SEAWEED_REGION,
+    accessKeyId: env.FENCEPOST_SEAWEED_ACCESS_KEY,
+    secretAccessKey: env.FENCEPOST_SEAWEED_SECRET_KEY,
+    prefix,
+    timeout,
+  });
+}
+const retry = { maxAttempts: 3, baseDelay: 0.02, maxDelay: 0.1 };
+const skip = !upstream && "needs FENCEPOST_SEAWEED_* (scripts/test.sh starts SeaweedFS)";
+
+test("a 2-s lease kept alive for 20 s is never stolen", { skip }, async () => {
+  mode.puts = "pass";
+  const prefix = freshPrefix("lifecycle");
+  const db = new lib.Fencepost(store({ prefix }), { retry });
+  const thief = new lib.Fencepost(store({ prefix, direct: true }), { retry });
+  const lease = await db.lease("job", { ttl: 2 });
+  lease.keepAlive();
+  let attempts = 0;
+  const until = Date.now() + 20_000;
+  while (Date.now() < until) {
+    attempts++;
+    assert.equal(await thief.lease("job", { ttl: 2 }), null, `stolen after ${attempts} attempts`);
+    await sleep(250);
+  }
+  assert.ok(!lease.signal.aborted, "still held");
+  await lease[Symbol.asyncDispose]();
+  console.log(`# ${attempts} steal attempts over 20 s, none succeeded; epoch ${lease.epoch}`);
+});
+
+test("renewals blocked: signal aborts with LeaseLost before the deadline; a thief gets it only after", { skip }, async () => {
+  mode.puts = "pass";
+  const prefix = freshPrefix("lifecycle");
+  const db = new lib.Fencepost(store({ prefix, timeout: 0.3 }), { retry });
+  const thief = new lib.Fencepost(store({ prefix, direct: true }), { retry });
+  const lease = await db.lease("job", { ttl: 2 });
+  lease.keepAlive({ every: 0.5 });
+  await sleep(1200);
+  mode.puts = "hang";
+  const deadline = lease.deadlineAt.getTime(); // the last renewal that landed (no later one will)
+  const aborted = new Promise((resolve) => lease.signal.addEventListener("abort", () => resolve(Date.now())));
+  let stolenAt = null;
+  const stealing = (async () => {
+    while (stolenAt === null && Date.now() < deadline + 5000) {
+      if (await thief.lease("job", { ttl: 2 })) stolenAt = Date.now();
+      else await sleep(50);
+    }
+  })();
+  const abortedAt = await aborted;
+  await stealing;
+  mode.puts = "pass";
+  const lastDeadline = Math.max(deadline, lease.deadlineAt.getTime());
+  assert.ok(lease.signal.reason instanceof lib.LeaseLost, `reason: ${lease.signal.reason}`);
+  assert.ok(abortedAt < lastDeadline, `aborted ${lastDeadline - abortedAt} ms before the deadline`);
+  assert.ok(stolenAt !== null && stolenAt >= lastDeadline, `stolen ${stolenAt - lastDeadline} ms after the deadline`);
+  console.log(`# signal aborted ${lastDeadline - abortedAt} ms before the deadline; thief succeeded ${stolenAt - lastDeadline} ms after it`);
+});
+
+test("a PUT that never answers settles within timeout × attempts", { skip }, async () => {
+  mode.puts = "hang";
+  const db = new lib.Fencepost(store({ prefix: freshPrefix("lifecycle"), timeout: 0.3 }), { retry });
+  const t0 = Date.now();
+  const err = await db.claim("cron/tick", { by: "me" }).catch((e) => e);
+  const ms = Date.now() - t0;
+  mode.puts = "pass";
+  assert.ok(err instanceof lib.StorageError, `a StorageError: ${err}`);
+  // 3 attempts × 0.3 s, plus the read-backs that prove each did not land and the backoff between.
+  assert.ok(ms < 3 * 300 + 600, `settled in ${ms} ms`);
+  console.log(`# hung PUT: ${err.code} after ${ms} ms (3 attempts × 300 ms timeout)`);
+});
+
+test("a claim race under PUTs that land late tells exactly one caller won", { skip }, async () => {
+  mode.puts = "late";
+  mode.lateMs = 500;
+  const prefix = freshPrefix("lifecycle");
+  const racers = Array.from({ length: 4 }, () => new lib.Fencepost(store({ prefix, timeout: 0.3 }), { retry }));
+  const results = await Promise.allSettled(racers.map((db, i) => db.claim("cron/race", { by: i })));
+  mode.puts = "pass";
+  const direct = new lib.Fencepost(store({ prefix, direct: true }));
+  const stored = JSON.parse(new TextDecoder().decode((await direct.objects.get("cron/race")).data));
+  const won = results.filter((r) => r.status === "fulfilled" && r.value.won);
+  assert.ok(won.length <= 1, `at most one winner (${won.length})`);
+  for (const r of results) {
+    if (r.status === "fulfilled") assert.deepEqual(r.value.value, stored, "every caller agrees with the stored winner");
+    else assert.ok(r.reason instanceof lib.FencepostError, `typed: ${r.reason}`);
+  }
+  if (won.length === 1) assert.deepEqual(won[0].value.value, stored, "the winner's value is stored");
+  console.log(`# late PUTs: ${won.length} won, ${results.filter((r) => r.status === "rejected").map((r) => r.reason.code).join(",") || "no"} rejections; stored ${JSON.stringify(stored)}`);
+});
+
+test("an aborted call rejects within 50 ms; a landed claim still reports won: true", { skip }, async () => {
+  mode.puts = "hang";
+  const prefix = freshPrefix("lifecycle");
+  const db = new lib.Fencepost(store({ prefix, timeout: 5 }), { retry });
+  const controller = new AbortController();
+  const pending = db.claim("cron/abort", 1, { signal: controller.signal });
+  await sleep(100);
+  const reason = new Error("stop");
+  const t0 = Date.now();
+  controller.abort(reason);
+  const err = await pending.catch((e) => e);
+  const ms = Date.now() - t0;
+  assert.ok(err === reason, `rejected with the reason (${err})`);
+  assert.ok(ms <= 50, `within 50 ms (${ms})`);
+  // The PUT reaches the store and lands, but its answer never comes; the abort's read-back proves it.
+  mode.puts = "landed";
+  const c2 = new AbortController();
+  const landing = db.claim("cron/abort-landed", { by: "me" }, { signal: c2.signal });
+  await sleep(200);
+  const t1 = Date.now();
+  c2.abort(new Error("stop"));
+  const result = await landing;
+  const ms2 = Date.now() - t1;
+  mode.puts = "pass";
+  assert.equal(result.won, true, "a landed claim reports won: true");
+  assert.ok(ms2 <= 50, `within 50 ms (${ms2})`);
+  console.log(`# abort with nothing landed: ${ms} ms; abort after the write landed: won=${result.won} in ${ms2} ms`);
+});
+
+test("clock: 'store' — a client 10 minutes fast does not steal; one 10 minutes slow writes live deadlines", { skip }, async () => {
+  mode.puts = "pass";
+  const prefix = freshPrefix("lifecycle");
+  const tenMinutes = 10 * 60 * 1000;
+  const honest = new lib.Fencepost(store({ prefix, direct: true }), { retry });
+  const fast = new lib.Fencepost(store({ prefix, direct: true }), { retry, clock: "store", now: () => Date.now() + tenMinutes });
+  const slow = new lib.Fencepost(store({ prefix, direct: true }), { retry, clock: "store", now: () => Date.now() - tenMinutes });
+  const naiveFast = new lib.Fencepost(store({ prefix, direct: true }), { retry, now: () => Date.now() + tenMinutes });
+
+  const held = await honest.lease("a", { ttl: 30 });
+  await fast.objects.get("warm-up"); // any response tells the store's time
+  assert.equal(await fast.lease("a", { ttl: 30 }), null, "the fast client does not steal a live lease");
+  await held.release();
+  // Control: with its local clock alone, the same client would steal a live lease.
+  await honest.lease("c", { ttl: 30 });
+  assert.ok(await naiveFast.lease("c", { ttl: 30 }), "the local clock 10 minutes fast steals");
+
+  await slow.objects.get("warm-up");
+  const mine = await slow.lease("b", { ttl: 30 });
+  const skew = Math.abs(mine.deadlineAt.getTime() - (Date.now() + 30_000));
+  assert.ok(skew < 3000, `the deadline is in the store's time (${skew} ms off)`);
+  assert.equal(await honest.lease("b", { ttl: 30 }), null, "others see the slow client's lease as live");
+  await mine.release();
+});
