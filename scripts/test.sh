@@ -69,7 +69,7 @@ if want wasm; then
     cargo test --target wasm32-unknown-unknown --test wasm
 fi
 if want node; then
-  stage node count_node node --test --test-reporter=tap tests/js/node.test.mjs tests/js/error-codes.test.mjs
+  stage node count_node node --test --test-reporter=tap tests/js/node.test.mjs tests/js/error-codes.test.mjs tests/js/lifecycle.test.mjs
 fi
 if want examples; then
   stage examples count_plain node tests/js/examples.mjs
