@@ -13,8 +13,8 @@ import { func, options, string } from "./options.js";
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
 const DENO_INSPECT = Symbol.for("Deno.customInspect");
 const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose");
-/** Module-private access to a handle's core object. */
-const CORE = Symbol("fencepost.core");
+/** Package-private access to a handle's core object (not exported by the package's entries). */
+export const CORE = Symbol("fencepost.core");
 
 // ------------------------------------------------------------------------------------ plumbing
 
@@ -103,16 +103,16 @@ export class Store {
     return this.#core.get();
   }
 
-  /** Requests made so far, per operation (`countingStore` only). */
+  /** Requests made so far, per operation (`countingStore` and `faultStore` only). */
   requestCounts() {
-    if (this.kind !== "counting") throw new InvalidArgument("requestCounts() needs a countingStore()");
+    if (!COUNTED.has(this.kind)) throw new InvalidArgument("requestCounts() needs a countingStore()");
     const [get, put, del, list] = this.#counting();
     return { get, put, delete: del, list, total: get + put + del + list };
   }
 
   /** Start counting again from zero (`countingStore` only). */
   resetRequestCounts() {
-    if (this.kind !== "counting") throw new InvalidArgument("resetRequestCounts() needs a countingStore()");
+    if (!COUNTED.has(this.kind)) throw new InvalidArgument("resetRequestCounts() needs a countingStore()");
     this.#counting(true);
   }
 
@@ -121,6 +121,8 @@ export class Store {
     return Array.from(this.#core.get().requestCounts(reset));
   }
 }
+
+const COUNTED = new Set(["counting", "fault"]);
 
 /** An in-memory store: tests, demos, the browser harness. Behaves like S3 (ETag = MD5 of the body). */
 export function memoryStore() {
@@ -167,7 +169,7 @@ function looksLikeBucket(/** @type {any} */ b) {
 }
 
 /** A `Store`, or an R2 binding used directly. */
-function toStore(/** @type {unknown} */ store) {
+export function toStore(/** @type {unknown} */ store) {
   if (store instanceof Store) return store;
   if (looksLikeBucket(store)) return r2Store(store);
   throw new InvalidArgument(
@@ -177,7 +179,7 @@ function toStore(/** @type {unknown} */ store) {
 
 // ------------------------------------------------------------------------------------ Fencepost
 
-const FENCEPOST_OPTIONS = { retry: "object", now: "function", clock: "string" };
+const FENCEPOST_OPTIONS = { retry: "object", now: "function", clock: "any" };
 const RETRY_OPTIONS = { maxAttempts: "number", baseDelay: "number", maxDelay: "number" };
 const LEASE_OPTIONS = {
   ttl: "number", holder: "string", stealIfExpired: "boolean", stateFn: "function", wait: "number", signal: "signal",
@@ -195,15 +197,17 @@ export class Fencepost {
   constructor(/** @type {any} */ store, /** @type {any} */ settings) {
     const o = options(settings, FENCEPOST_OPTIONS, "Fencepost options");
     const r = options(o.retry, RETRY_OPTIONS, "Fencepost options.retry");
-    if (o.clock != null && o.clock !== "local" && o.clock !== "store") {
-      throw new InvalidArgument(`Fencepost options.clock must be "local" or "store", got ${JSON.stringify(o.clock)}`);
+    const manual = o.clock != null && typeof o.clock === "object" && typeof o.clock[CORE] === "function" ? o.clock : null;
+    if (o.clock != null && o.clock !== "local" && o.clock !== "store" && !manual) {
+      throw new InvalidArgument('Fencepost options.clock must be "local", "store" or a manualClock() from fencepost/testing');
     }
+    if (manual && o.now != null) throw new InvalidArgument("Fencepost options: give a manualClock as clock, or now, not both");
     const storeClock = o.clock === "store";
     /** The store this instance talks to. @type {Store} */
     this.store = toStore(store);
     const st = this.store;
     this.#core = new Lazy(() => new core.Fencepost(st[CORE](), o.now ?? undefined, r.maxAttempts ?? undefined,
-      r.baseDelay ?? undefined, r.maxDelay ?? undefined, storeClock));
+      r.baseDelay ?? undefined, r.maxDelay ?? undefined, storeClock, manual?.[CORE]().share()));
   }
 
   /** Put-if-absent: `{won, key, value, etag}`; losers get the winner's value. */

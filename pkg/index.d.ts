@@ -116,7 +116,7 @@ export interface FencepostOptions {
    * minutes off neither steals a live lease nor writes deadlines others see as expired. Stores
    * without a `Date` (R2 binding, memory) use the local clock.
    */
-  clock?: "local" | "store";
+  clock?: "local" | "store" | import("./testing.js").ManualClock;
 }
 
 export interface ClaimResult<T> {

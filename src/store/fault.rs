@@ -1,6 +1,11 @@
 //! A store wrapper for tests: counts requests per operation and injects faults — a competing write
 //! slipped in just before a put, a response lost after the write landed, throttling, server errors,
-//! transport errors. Public so applications can test their own code against the same failures.
+//! transport errors, delays. Public so applications can test their own code against the same
+//! failures (the JS `fencepost/testing` module is built on it). Two ways to inject:
+//! - [`FaultStore::inject`]: one [`Fault`] for the next request of a kind (the Rust suite's way; a
+//!   fault may run arbitrary hooks);
+//! - [`FaultStore::add_rule`]: an [`Injected`] fault for the next `times` requests matching an op
+//!   and a key prefix (the testing toolkit's way).
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -8,17 +13,10 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
+use super::counting::{Counter, Op, RequestCounts};
 use super::{ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
 use crate::LocalBoxFuture;
-
-/// Which request a fault applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    Get,
-    Put,
-    Delete,
-    List,
-}
+use crate::time::Clock;
 
 /// What happens to the next matching request.
 pub enum Fault {
@@ -39,6 +37,8 @@ pub enum Fault {
     /// Puts only: report a client-side timeout now, while the request is still on its way; it
     /// reaches the store just before the next request (of any kind).
     Late,
+    /// A rule's fault (see [`FaultStore::add_rule`]).
+    Injected(Injected),
 }
 
 impl Fault {
@@ -63,18 +63,39 @@ impl Fault {
     }
 }
 
-/// Requests seen, per operation.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RequestCounts {
-    pub get: u32,
-    pub put: u32,
-    pub delete: u32,
-    pub list: u32,
+/// A fault the testing toolkit injects by rule; unlike [`Fault`] it can be applied again and again.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Injected {
+    /// The request is carried out; its answer is lost (the caller sees a transport error).
+    LostResponse,
+    /// Nothing is sent; the caller sees a transport error.
+    Transport,
+    /// Puts: a competing writer lands the very same bytes just before (without fencepost's
+    /// provenance), so a claim loses to it and a compare-and-swap must retry.
+    Conflict,
+    /// Nothing is sent; the store answers this HTTP status with this S3 error code.
+    Status { status: u16, code: String },
+    /// The request waits this many seconds on the fault store's clock first.
+    Delay(f64),
 }
 
-impl RequestCounts {
-    pub fn total(&self) -> u32 {
-        self.get + self.put + self.delete + self.list
+/// Which requests a rule applies to, and how many more times.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    pub fault: Injected,
+    /// Any op when `None` (`Conflict` applies to puts only).
+    pub op: Option<Op>,
+    /// Keys starting with this ("" for every key; list requests match on their prefix).
+    pub key_prefix: String,
+    pub times: u32,
+}
+
+impl Rule {
+    fn matches(&self, op: Op, key: &str) -> bool {
+        self.times > 0
+            && self.op.is_none_or(|o| o == op)
+            && (self.fault != Injected::Conflict || op == Op::Put)
+            && key.starts_with(&self.key_prefix)
     }
 }
 
@@ -84,17 +105,27 @@ type LatePut = (String, Vec<u8>, Precondition, WriteMeta);
 pub struct FaultStore {
     inner: Rc<dyn ObjectStore>,
     faults: RefCell<VecDeque<(Op, Fault)>>,
-    counts: Cell<RequestCounts>,
+    rules: RefCell<Vec<Rule>>,
+    /// What `Injected::Delay` waits on.
+    clock: Rc<dyn Clock>,
+    counter: Counter,
     hide_write_meta: Cell<bool>,
     late_put: RefCell<Option<LatePut>>,
 }
 
 impl FaultStore {
     pub fn new(inner: Rc<dyn ObjectStore>) -> Self {
+        Self::with_clock(inner, Rc::new(crate::time::SystemClock))
+    }
+
+    /// A fault store whose injected delays wait on `clock` (a manual clock makes them instant).
+    pub fn with_clock(inner: Rc<dyn ObjectStore>, clock: Rc<dyn Clock>) -> Self {
         FaultStore {
             inner,
             faults: RefCell::new(VecDeque::new()),
-            counts: Cell::new(RequestCounts::default()),
+            rules: RefCell::new(Vec::new()),
+            clock,
+            counter: Counter::default(),
             hide_write_meta: Cell::new(false),
             late_put: RefCell::new(None),
         }
@@ -111,27 +142,38 @@ impl FaultStore {
         self.faults.borrow_mut().push_back((op, fault));
     }
 
+    /// Apply `rule.fault` to the next `rule.times` requests that match it (rules are tried in the
+    /// order they were added; one fault per request).
+    pub fn add_rule(&self, rule: Rule) {
+        self.rules.borrow_mut().push(rule);
+    }
+
+    /// Forget every queued fault and rule.
+    pub fn clear_faults(&self) {
+        self.faults.borrow_mut().clear();
+        self.rules.borrow_mut().clear();
+    }
+
     pub fn counts(&self) -> RequestCounts {
-        self.counts.get()
+        self.counter.get()
     }
 
     /// The counts so far, and start again from zero.
     pub fn take_counts(&self) -> RequestCounts {
-        self.counts.replace(RequestCounts::default())
+        self.counter.take()
     }
 
-    fn begin(&self, op: Op) -> Option<Fault> {
-        let mut c = self.counts.get();
-        match op {
-            Op::Get => c.get += 1,
-            Op::Put => c.put += 1,
-            Op::Delete => c.delete += 1,
-            Op::List => c.list += 1,
-        }
-        self.counts.set(c);
+    /// Count the request and take the fault for it: a queued one for its op first, else a rule's.
+    fn begin(&self, op: Op, key: &str) -> Option<Fault> {
+        self.counter.record(op);
         let mut faults = self.faults.borrow_mut();
-        let pos = faults.iter().position(|(o, _)| *o == op)?;
-        faults.remove(pos).map(|(_, f)| f)
+        if let Some(pos) = faults.iter().position(|(o, _)| *o == op) {
+            return faults.remove(pos).map(|(_, f)| f);
+        }
+        let mut rules = self.rules.borrow_mut();
+        let rule = rules.iter_mut().find(|r| r.matches(op, key))?;
+        rule.times -= 1;
+        Some(Fault::Injected(rule.fault.clone()))
     }
 
     /// A `Late` put arrives now, before the request being made.
@@ -143,9 +185,14 @@ impl FaultStore {
     }
 
     /// Apply the fault (if any) around `request`.
-    async fn run<T>(&self, op: Op, request: impl std::future::Future<Output = StoreResult<T>>) -> StoreResult<T> {
+    async fn run<T>(
+        &self,
+        op: Op,
+        key: &str,
+        request: impl std::future::Future<Output = StoreResult<T>>,
+    ) -> StoreResult<T> {
         self.deliver_late_put().await;
-        self.apply(self.begin(op), request).await
+        self.apply(self.begin(op, key), request).await
     }
 
     async fn apply<T>(
@@ -177,6 +224,25 @@ impl FaultStore {
             )),
             Some(Fault::Transport) => Err(StoreError::transport("injected: connection refused")),
             Some(Fault::Late) => Err(StoreError::transport("injected: Late applies to puts only")),
+            Some(Fault::Injected(injected)) => match injected {
+                Injected::LostResponse => {
+                    request.await?;
+                    Err(StoreError::transport("injected: the response was lost after the request was carried out"))
+                }
+                Injected::Transport => Err(StoreError::transport("injected: the request could not be sent")),
+                Injected::Status { status, code } => Err(StoreError::new(
+                    super::s3::response::failure_kind(status, Some(&code)),
+                    Some(&code),
+                    Some(status),
+                    "injected",
+                )),
+                Injected::Delay(secs) => {
+                    self.clock.sleep(secs).await;
+                    request.await
+                }
+                // Landed by `put` before the request (only puts match a conflict).
+                Injected::Conflict => request.await,
+            },
         }
     }
 }
@@ -184,7 +250,7 @@ impl FaultStore {
 #[async_trait(?Send)]
 impl ObjectStore for FaultStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        let got = self.run(Op::Get, self.inner.get(key)).await?;
+        let got = self.run(Op::Get, key, self.inner.get(key)).await?;
         Ok(got.map(|o| if self.hide_write_meta.get() { StoredObject { meta: WriteMeta::default(), ..o } } else { o }))
     }
 
@@ -196,7 +262,12 @@ impl ObjectStore for FaultStore {
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
         self.deliver_late_put().await;
-        match self.begin(Op::Put) {
+        match self.begin(Op::Put, key) {
+            Some(Fault::Injected(Injected::Conflict)) => {
+                // Another writer's put of the same bytes, with none of fencepost's provenance.
+                let _ = self.inner.put(key, body, &Precondition::None, &WriteMeta::default()).await;
+                self.inner.put(key, body, precondition, meta).await
+            }
             Some(Fault::Late) => {
                 *self.late_put.borrow_mut() = Some((key.to_owned(), body.to_vec(), precondition.clone(), meta.clone()));
                 Err(StoreError::transport("injected: timed out while the request is still on its way"))
@@ -206,11 +277,11 @@ impl ObjectStore for FaultStore {
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        self.run(Op::Delete, self.inner.delete(key)).await
+        self.run(Op::Delete, key, self.inner.delete(key)).await
     }
 
     async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        self.run(Op::List, self.inner.list(prefix)).await
+        self.run(Op::List, prefix, self.inner.list(prefix)).await
     }
 
     fn max_key_bytes(&self) -> usize {

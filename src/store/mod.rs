@@ -2,6 +2,7 @@
 //! it failed; retries, backoff and the resolution of ambiguous writes live in one place above it
 //! ([`crate::objects`]), so every store gets them the same way.
 
+pub mod counting;
 pub mod fault;
 pub mod memory;
 pub mod s3;
@@ -11,7 +12,8 @@ pub mod r2;
 
 use async_trait::async_trait;
 
-pub use fault::{Fault, FaultStore, Op, RequestCounts};
+pub use counting::{CountingStore, Op, RequestCounts};
+pub use fault::{Fault, FaultStore, Injected, Rule};
 pub use memory::MemoryStore;
 
 /// How many replaced write tokens a write carries. Enough to recognise one's own write after a few

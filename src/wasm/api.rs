@@ -15,7 +15,7 @@ use wasm_bindgen_futures::{JsFuture, future_to_promise};
 use super::convert::{js_to_value, value_to_js};
 use super::errors::{callback, to_js};
 use super::signal::{AbortSignal, Linked};
-use super::stores::Store;
+use super::stores::{JsManualClock, Store};
 use crate::doc::DEFAULT_MAX_ATTEMPTS;
 use crate::error::{Error, Result};
 use crate::fencepost::Transition;
@@ -134,6 +134,7 @@ impl JsFencepost {
         base_delay: Option<f64>,
         max_delay: Option<f64>,
         store_clock: bool,
+        manual: Option<JsManualClock>,
     ) -> std::result::Result<JsFencepost, JsValue> {
         let build = || -> Result<JsFencepost> {
             let defaults = RetryPolicy::default();
@@ -142,7 +143,11 @@ impl JsFencepost {
                 base_delay: base_delay.unwrap_or(defaults.base_delay),
                 max_delay: max_delay.unwrap_or(defaults.max_delay),
             };
-            let clock = now.map(|f| Rc::new(JsClock(f)) as Rc<dyn Clock>);
+            let clock = match (now, manual) {
+                (Some(f), _) => Some(Rc::new(JsClock(f)) as Rc<dyn Clock>),
+                (None, Some(m)) => Some(Rc::new(m.inner) as Rc<dyn Clock>),
+                (None, None) => None,
+            };
             let clock_source = if store_clock { ClockSource::Store } else { ClockSource::Local };
             let inner = Fencepost::new(store.inner(), Options { clock, retry, clock_source })?;
             Ok(JsFencepost { inner })

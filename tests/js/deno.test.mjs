@@ -2,6 +2,7 @@
 // resolved through its "deno" export condition): memory, SeaweedFS, moto. One Deno.test per case,
 // so Deno's summary line counts cases.
 import * as lib from "fencepost";
+import * as testing from "fencepost/testing";
 import * as zod from "zod";
 import * as valibot from "valibot";
 import { cases } from "./suite.js";
@@ -11,7 +12,7 @@ const settings = Deno.env.toObject();
 const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, settings, "deno") };
 
 for (const [name, makeStore] of Object.entries(stores)) {
-  for (const c of cases({ lib, makeStore, schemas: { zod, valibot }, inspect: Deno.inspect })) {
+  for (const c of cases({ lib, makeStore, schemas: { zod, valibot }, inspect: Deno.inspect, testing })) {
     Deno.test(`deno / ${name} / ${c.name}`, c.fn);
   }
 }

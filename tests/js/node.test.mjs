@@ -2,6 +2,7 @@
 import { describe, test } from "node:test";
 import { inspect } from "node:util";
 import * as lib from "fencepost";
+import * as testing from "fencepost/testing";
 import * as zod from "zod";
 import * as valibot from "valibot";
 import { cases } from "./suite.js";
@@ -11,6 +12,6 @@ const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, process.en
 
 for (const [name, makeStore] of Object.entries(stores)) {
   describe(`node / ${name}`, () => {
-    for (const c of cases({ lib, makeStore, schemas: { zod, valibot }, inspect })) test(c.name, c.fn);
+    for (const c of cases({ lib, makeStore, schemas: { zod, valibot }, inspect, testing })) test(c.name, c.fn);
   });
 }

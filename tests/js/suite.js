@@ -294,6 +294,85 @@ export function cases(env) {
     assert(e2?.name === "TimeoutError" && !(e2 instanceof lib.FencepostError), `AbortSignal.timeout's reason: ${e2}`);
   });
 
+  // ------------------------------------------------------------------ fencepost/testing
+  if (env.testing) {
+    const { faultStore, manualClock } = env.testing;
+    const tk = () => {
+      const base = env.makeStore();
+      const store = faultStore(base);
+      const clock = manualClock();
+      return { base, store, clock, db: new lib.Fencepost(store, { clock }), peer: () => new lib.Fencepost(base, { clock }) };
+    };
+
+    test("testing: a lost response on a claim's put still reports won: true; a second claimer converges", async () => {
+      const t = tk();
+      t.store.inject("lostResponse", { op: "put", key: "cron/" });
+      const won = await t.db.claim("cron/tick", { by: "a" });
+      eq([won.won, won.value], [true, { by: "a" }], "the winner hears it won");
+      const lost = await t.peer().claim("cron/tick", { by: "b" });
+      eq([lost.won, lost.value], [false, { by: "a" }], "the second claimer converges");
+    });
+
+    test("testing: injected conflicts make doc.update retry and land once", async () => {
+      const t = tk();
+      const d = t.db.doc("counter");
+      await d.update(() => 0, { create: 0 });
+      t.store.inject("conflict", { op: "put", key: "counter", times: 2 });
+      t.store.resetRequestCounts();
+      let calls = 0;
+      const written = await d.update((v) => (calls++, v + 1));
+      eq(calls, 3, "fn ran once per attempt (two conflicts, then success)");
+      eq(t.store.requestCounts().total, 6, "2 requests per attempt");
+      eq((await d.get()).value, written, "what update resolved to is what is stored");
+      t.store.inject("conflict", { op: "put", key: "claims/" });
+      eq((await t.db.claim("claims/x", 1)).won, false, "a claim loses to the competing write");
+    });
+
+    test("testing: {status: 503} is retried (under the manual clock's backoff) and counted", async () => {
+      const t = tk();
+      t.store.inject({ status: 503 }, { op: "get", times: 2 });
+      const pending = t.db.doc("x").get();
+      await t.clock.advance(5);
+      eq(await pending, null, "succeeded on the third attempt");
+      eq(t.store.requestCounts().get, 3, "three GETs counted");
+      t.store.inject({ status: 403 }, { op: "get" });
+      const e = await rejects(t.db.doc("x").get(), lib.StorageError, "403 is not retried");
+      eq([e.code, e.s3Code, e.status], ["STORAGE_ERROR", "AccessDenied", 403], "typed");
+      t.store.inject("transport", { key: "never" });
+      t.store.clearFaults();
+      eq(await t.db.doc("never").get(), null, "cleared");
+    });
+
+    test("testing: under manualClock a 30-s lease is not stolen at 29 s and is at 31 s (the old handle fenced)", async () => {
+      const t = tk();
+      const lease = await t.db.lease("job", { ttl: 30 });
+      await t.clock.advance(29);
+      eq(await t.peer().lease("job", { ttl: 30 }), null, "held at 29 s");
+      await t.clock.advance(2);
+      const thief = await t.peer().lease("job", { ttl: 30 });
+      eq(thief?.epoch, 2, "stolen at 31 s");
+      await rejects(lease.renew(), lib.LeaseLost, "the old handle is fenced");
+      assert(lease.signal.aborted, "and its signal aborted");
+    });
+
+    test("testing: keep-alive renews on each advance() with no real waiting", async () => {
+      const t = tk();
+      const lease = await t.db.lease("job", { ttl: 3 });
+      lease.keepAlive({ every: 1 });
+      const started = Date.now();
+      for (let i = 0; i < 30; i++) {
+        await t.clock.advance(1);
+        const left = (lease.deadlineAt.getTime() - t.clock.now()) / 1000;
+        assert(left > 1.9, `renewed at ${i + 1} s (${left} s left)`);
+      }
+      eq(await t.peer().lease("job", { ttl: 3 }), null, "never stolen over 30 manual seconds");
+      assert(Date.now() - started < 5000, `no real waiting (${Date.now() - started} ms)`);
+      await lease[Symbol.asyncDispose]();
+      const released = JSON.parse(new TextDecoder().decode((await t.peer().objects.get("job")).data));
+      eq(released.holder, null, "released");
+    });
+  }
+
   // ------------------------------------------------------------------ exports and errors
   test("exports the SPEC API and error classes", async () => {
     for (const name of ["Fencepost", "memoryStore", "s3Store", "r2Store", "countingStore", "objects", "Lease", "Doc", "Objects",

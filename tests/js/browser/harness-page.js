@@ -131,6 +131,8 @@ async function main() {
   envRow("user agent", navigator.userAgent);
   envRow("page origin", location.origin);
   const lib = await import("fencepost");
+  const testing = await import("fencepost/testing");
+  await lib.initWasm(); // manualClock() needs the core instantiated (the browser entry loads it lazily)
   envRow("fencepost", "loaded (browser entry, wasm instantiated)");
 
   const schemas = {};
@@ -146,7 +148,7 @@ async function main() {
 
   const factories = { memory: () => lib.memoryStore(), ...s3Factories(lib, settings, "browser", s3.map((s) => s.toUpperCase())) };
   const plan = wanted.map((store) => {
-    const list = cases({ lib, makeStore: factories[store], schemas });
+    const list = cases({ lib, makeStore: factories[store], schemas, testing });
     return { store, list, ui: storeSection(store, list) };
   });
   window.__progress.total = plan.reduce((n, p) => n + p.list.length, 0);

@@ -7,6 +7,7 @@
 // Stores: r2 (the R2 binding env.BUCKET, a fresh prefix per case), and every S3 server whose
 // FENCEPOST_<NAME>_* settings arrive as text bindings (seaweed, moto).
 import * as lib from "fencepost";
+import * as testing from "fencepost/testing";
 import * as zod from "zod";
 import * as valibot from "valibot";
 import { cases } from "../suite.js";
@@ -22,7 +23,7 @@ function storesFor(env) {
 function caseList(env, store) {
   const makeStore = storesFor(env)[store];
   if (!makeStore) return null;
-  return cases({ lib, makeStore, schemas: { zod, valibot } });
+  return cases({ lib, makeStore, schemas: { zod, valibot }, testing });
 }
 
 const json = (body, status = 200) =>

@@ -1,0 +1,56 @@
+// Types of fencepost/testing: a fault-injecting store and a manual clock for testing your own
+// coordination code (vitest, node --test, deno test, workerd, a browser harness).
+import type { Store, R2BucketLike } from "./index.js";
+
+export { initWasm } from "./index.js";
+
+/** What `inject` can make happen. */
+export type Fault =
+  /** The request is carried out (the write lands); its answer is lost: the caller sees a transport error. */
+  | "lostResponse"
+  /** Nothing is sent; the caller sees a transport error. */
+  | "transport"
+  /** A competing write of the same bytes lands just before a put (a claim then loses to it; a CAS retries). */
+  | "conflict"
+  /** The store answers this HTTP status (and S3 error code; default: what S3 says for it). */
+  | { status: number; code?: string }
+  /** The request waits first (on the manual clock when the fault store has one). */
+  | { delay: number };
+
+export interface InjectOptions {
+  /** Which requests; any when omitted (a lost response: puts). */
+  op?: "get" | "put" | "delete" | "list";
+  /** A key prefix the request's key must start with. */
+  key?: string;
+  /** How many matching requests the fault applies to (default 1). */
+  times?: number;
+}
+
+/** A store that injects faults and counts requests. */
+export declare class FaultStore extends Store {
+  private constructor();
+  readonly kind: "fault";
+  /** Apply `fault` to the next `times` matching requests (faults are tried in the order injected). */
+  inject(fault: Fault, options?: InjectOptions): this;
+  /** Forget every fault not yet applied. */
+  clearFaults(): void;
+}
+
+/** Wrap any store (or an R2 binding) to inject faults; `{clock}` makes injected delays manual. */
+export declare function faultStore(store: Store | R2BucketLike, options?: { clock?: ManualClock }): FaultStore;
+
+/** A clock that moves only when told to; pass it as `new Fencepost(store, {clock})`. */
+export declare class ManualClock {
+  private constructor();
+  /** Milliseconds since the epoch, as `Date.now()`. */
+  now(): number;
+  /**
+   * Move time forward, running every wait fencepost made that falls due, in due order (backoff,
+   * keep-alive, waitFor polls, lease({wait}), injected delays). Resolves once they have run.
+   */
+  advance(seconds: number): Promise<void>;
+  toJSON(): { now: string };
+}
+
+/** A manual clock starting at `start` (default 2026-01-01T00:00:00Z). In browsers, `await initWasm()` first. */
+export declare function manualClock(start?: Date | number): ManualClock;

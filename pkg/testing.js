@@ -1,0 +1,132 @@
+// fencepost/testing: test your own coordination code against what is hard to provoke — a winning
+// write whose response is lost, a competing write slipping in, throttling, slow stores, a lease
+// expiring mid-job — deterministically. Built on the same fault store and manual clock the library's
+// own suites use (in the Rust core).
+//
+//   const store = faultStore(memoryStore());
+//   const clock = manualClock();
+//   const db = new Fencepost(store, { clock });
+//   store.inject("lostResponse", { op: "put", key: "cron/" });
+//   await clock.advance(31);   // expires 30-s leases, runs keep-alive and backoff, instantly
+
+import { core, initWasm, isReady } from "./runtime.js";
+import { CORE, Store, toStore } from "./api.js";
+import { InvalidArgument } from "./errors.js";
+import { options } from "./options.js";
+
+const INJECT_OPTIONS = { op: "string", key: "string", times: "number" };
+const KINDS = new Set(["lostResponse", "transport", "conflict"]);
+
+/** A store wrapper that injects faults and counts requests. */
+export class FaultStore extends Store {
+  /** @internal */
+  constructor(/** @type {Store} */ inner, /** @type {ManualClock | undefined} */ clock) {
+    super("fault", () => core.faultStore(inner[CORE](), clock?.[CORE]().share()), { inner });
+  }
+
+  /**
+   * Apply `fault` to the next `times` (default 1) requests matching `op` (get | put | delete | list;
+   * any when omitted — a lost response: puts) and `key` (a key prefix):
+   * `"lostResponse"` (the request is carried out, its answer lost), `"transport"` (nothing is
+   * sent), `"conflict"` (a competing write of the same bytes lands just before a put), `{status}`
+   * (e.g. 500, 503, 429, 409; optional S3 `code`), `{delay: seconds}` (on the manual clock when
+   * the store was made with one).
+   */
+  inject(/** @type {any} */ fault, /** @type {any} */ opts) {
+    const o = options(opts, INJECT_OPTIONS, "inject options");
+    const times = o.times ?? 1;
+    if (!Number.isInteger(times) || times < 1 || times > 1e6) {
+      throw new InvalidArgument("inject options.times must be a whole number from 1");
+    }
+    let kind = fault, status, code, delay;
+    if (fault !== null && typeof fault === "object") {
+      const f = options(fault, { status: "number", code: "string", delay: "number" }, "fault");
+      if ((f.status == null) === (f.delay == null)) throw new InvalidArgument("a fault object is {status, code?} or {delay}");
+      [kind, status, code, delay] = f.status != null ? ["status", f.status, f.code, undefined] : ["delay", undefined, undefined, f.delay];
+    } else if (!KINDS.has(fault)) {
+      throw new InvalidArgument(`unknown fault ${JSON.stringify(fault)}: "lostResponse", "transport", "conflict", {status} or {delay}`);
+    }
+    this.#bound().inject(kind, status, code ?? undefined, delay, o.op ?? undefined, o.key ?? undefined, times);
+    return this;
+  }
+
+  /** Forget every fault not yet applied. */
+  clearFaults() {
+    if (isReady()) this.#bound().clearFaults();
+  }
+
+  #bound() {
+    if (!isReady()) throw new InvalidArgument("fencepost is not loaded yet: await initWasm() before injecting faults");
+    return this[CORE]();
+  }
+}
+
+/** Wrap any store (or an R2 binding) to inject faults; `{clock}` makes injected delays manual. */
+export function faultStore(/** @type {any} */ store, /** @type {any} */ opts) {
+  const { clock } = options(opts, { clock: "object" }, "faultStore options");
+  if (clock != null && !(clock instanceof ManualClock)) throw new InvalidArgument("faultStore options.clock must be a manualClock()");
+  return new FaultStore(toStore(store), clock ?? undefined);
+}
+
+/** A clock that moves only when told to; pass it as `new Fencepost(store, {clock})`. */
+export class ManualClock {
+  #core;
+
+  /** @internal */
+  constructor(/** @type {number} */ startMs) {
+    if (!isReady()) {
+      throw new InvalidArgument("fencepost is not loaded yet: await initWasm() before creating a manualClock (browsers)");
+    }
+    try {
+      this.#core = new core.ManualClock(startMs);
+    } catch (e) {
+      throw new InvalidArgument(`manualClock(start): ${/** @type {any} */ (e)?.message ?? e}`);
+    }
+  }
+
+  /** @internal */
+  [CORE]() {
+    return this.#core;
+  }
+
+  /** Milliseconds since the epoch, as `Date.now()`. */
+  now() {
+    return this.#core.now();
+  }
+
+  /**
+   * Move time forward by `seconds`, running every wait fencepost made that falls due, in due order
+   * (backoff, keep-alive, `waitFor` polls, `lease({wait})`, injected delays): each one's
+   * continuation runs before time moves on. Resolves once they have.
+   */
+  async advance(/** @type {number} */ seconds) {
+    if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0) {
+      throw new InvalidArgument("advance(seconds) needs a finite number of seconds >= 0");
+    }
+    const target = this.#core.now() + seconds * 1000;
+    // Calls made just before (`const p = db.claim(…); await clock.advance(1)`) have not started
+    // their waits yet: let them, then fire timers one due instant at a time. Bounded, so a task
+    // that keeps re-arming a due timer cannot hang the test.
+    await settle();
+    for (let steps = 0; this.#core.stepUntil(target) && steps < 100_000; steps++) await settle();
+    await settle();
+  }
+
+  toJSON() {
+    return { now: new Date(this.now()).toISOString() };
+  }
+}
+
+/** `manualClock(start?)`: start is a Date or ms since the epoch (default 2026-01-01T00:00:00Z). */
+export function manualClock(/** @type {Date | number | undefined} */ start) {
+  const ms = start === undefined ? Date.UTC(2026, 0, 1) : start instanceof Date ? start.getTime() : start;
+  if (typeof ms !== "number" || !Number.isFinite(ms)) throw new InvalidArgument("manualClock(start) needs a Date or a number of ms");
+  return new ManualClock(ms);
+}
+
+/** Let woken tasks run: one macrotask drains every microtask they queue (store I/O on memory). */
+function settle() {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+export { initWasm };

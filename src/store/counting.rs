@@ -1,0 +1,115 @@
+//! Counting requests per operation: every request is a Workers subrequest, so applications (and
+//! the test suites) check what an operation costs. [`CountingStore`] is the production wrapper;
+//! the testing [`super::FaultStore`] counts the same way.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+
+use super::{ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+
+/// Which request: what faults apply to and what counts are kept per.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Get,
+    Put,
+    Delete,
+    List,
+}
+
+/// Requests seen, per operation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestCounts {
+    pub get: u32,
+    pub put: u32,
+    pub delete: u32,
+    pub list: u32,
+}
+
+impl RequestCounts {
+    pub fn total(&self) -> u32 {
+        self.get + self.put + self.delete + self.list
+    }
+
+    fn with(mut self, op: Op) -> Self {
+        let n = match op {
+            Op::Get => &mut self.get,
+            Op::Put => &mut self.put,
+            Op::Delete => &mut self.delete,
+            Op::List => &mut self.list,
+        };
+        *n = n.saturating_add(1);
+        self
+    }
+}
+
+/// Counts kept by a wrapper store.
+#[derive(Debug, Default)]
+pub struct Counter(Cell<RequestCounts>);
+
+impl Counter {
+    pub fn record(&self, op: Op) {
+        self.0.set(self.0.get().with(op));
+    }
+
+    pub fn get(&self) -> RequestCounts {
+        self.0.get()
+    }
+
+    /// The counts so far, and start again from zero.
+    pub fn take(&self) -> RequestCounts {
+        self.0.replace(RequestCounts::default())
+    }
+}
+
+/// A store that counts the requests it passes on, and nothing else.
+pub struct CountingStore {
+    inner: Rc<dyn ObjectStore>,
+    counter: Counter,
+}
+
+impl CountingStore {
+    pub fn new(inner: Rc<dyn ObjectStore>) -> Self {
+        CountingStore { inner, counter: Counter::default() }
+    }
+
+    pub fn counts(&self) -> RequestCounts {
+        self.counter.get()
+    }
+
+    pub fn take_counts(&self) -> RequestCounts {
+        self.counter.take()
+    }
+}
+
+#[async_trait(?Send)]
+impl ObjectStore for CountingStore {
+    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
+        self.counter.record(Op::Get);
+        self.inner.get(key).await
+    }
+
+    async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome> {
+        self.counter.record(Op::Put);
+        self.inner.put(key, body, precondition, meta).await
+    }
+
+    async fn delete(&self, key: &str) -> StoreResult<()> {
+        self.counter.record(Op::Delete);
+        self.inner.delete(key).await
+    }
+
+    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        self.counter.record(Op::List);
+        self.inner.list(prefix).await
+    }
+
+    fn max_key_bytes(&self) -> usize {
+        self.inner.max_key_bytes()
+    }
+
+    fn server_time(&self) -> Option<crate::time::Timestamp> {
+        self.inner.server_time()
+    }
+}
