@@ -9,7 +9,7 @@
 // Knobs (environment):
 //   BENCH_SECTIONS   comma list of sizes,import,memory,s3,seaweed (default: all)
 //   BENCH_IMPORT_RUNS fresh `node -e` processes per import variant (15)
-//   BENCH_MEM_N      memory-store ops per timed batch (3000)     BENCH_MEM_WARMUP (3000)
+//   BENCH_MEM_N      memory-store ops per timed batch (3000)     BENCH_MEM_WARMUP (10000)
 //   BENCH_S3_N       instant-S3 ops per timed batch (1000)       BENCH_S3_WARMUP (1000)
 //   BENCH_REPEAT     timed batches per figure, median taken (5)
 //   BENCH_SEAWEED_SECONDS seconds per ops/s cell (2)             BENCH_OUT (.run/bench.json)
@@ -21,8 +21,6 @@ import { cpus, loadavg } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { brotliCompressSync, constants as zc, gzipSync } from "node:zlib";
 
 import { aws4fetchCoord } from "./aws4fetch-impl.mjs";
@@ -36,15 +34,12 @@ const num = (/** @type {string} */ name, /** @type {number} */ dflt) => (env[nam
 const SECTIONS = new Set((env.BENCH_SECTIONS ?? "sizes,import,memory,s3,seaweed").split(",").map((s) => s.trim()));
 const IMPORT_RUNS = num("BENCH_IMPORT_RUNS", 15);
 const MEM_N = num("BENCH_MEM_N", 3000);
-const MEM_WARMUP = num("BENCH_MEM_WARMUP", 3000);
+const MEM_WARMUP = num("BENCH_MEM_WARMUP", 10000);
 const S3_N = num("BENCH_S3_N", 1000);
 const S3_WARMUP = num("BENCH_S3_WARMUP", 1000);
 const REPEAT = num("BENCH_REPEAT", 5);
 const SEAWEED_SECONDS = num("BENCH_SEAWEED_SECONDS", 2);
 const OUT = env.BENCH_OUT ?? join(root, ".run/bench.json");
-
-setFlagsFromString("--expose-gc");
-const gc = /** @type {() => void} */ (runInNewContext("gc"));
 
 const fpEntry = fileURLToPath(import.meta.resolve("fencepost"));
 const fpDir = dirname(fpEntry);
@@ -193,8 +188,9 @@ if (SECTIONS.has("import")) {
 }
 
 /** CPU µs (user + system, all threads) per call of `op` over `n` sequential calls. */
+// No forced gc() between batches: a full collection leaves V8 re-warming and sweeping in the
+// background, which adds ~5 µs to each of the next few thousand memory claims.
 async function cpuLoop(/** @type {(i: number) => Promise<unknown>} */ op, /** @type {number} */ n, /** @type {{i: number}} */ seq) {
-  gc();
   const c0 = process.cpuUsage();
   const w0 = performance.now();
   for (let k = 0; k < n; k++) await op(seq.i++);
@@ -293,7 +289,6 @@ if (SECTIONS.has("s3")) {
           const end = s3.snapshot();
           s3.restore(snap);
           const calls = prebuild(log);
-          gc();
           const c0 = process.cpuUsage();
           const mismatches = await replay(s3, calls, log);
           const c = process.cpuUsage(c0);
