@@ -13,12 +13,20 @@ import { FencepostError } from "fencepost";
 import { prng } from "./prng.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Failures that say "nothing was written": the bare abort reason (SPEC: nothing was in flight, or
+ * the read-back proved it did not land), a plain StorageError (an unprovable outcome is an
+ * AmbiguousWriteError instead), a ConflictError (every attempt lost its race).
+ */
+const DEFINITE = new Set(["ABORTED", "STORAGE_ERROR", "CONFLICT"]);
 const INIT = () => ({ log: [], coop: [] });
 
 /** The bookkeeping of one seed: calls, rejections by code, violations by family. */
 export class Ledger {
-  constructor(families, { watchdog = 30 } = {}) {
+  constructor(families, { watchdog = 30, abortSlack = 10 } = {}) {
     this.calls = Object.create(null);
+    this.aborts = { fired: 0, ambiguous: 0, settleAfter: [] };
+    this.abortSlack = abortSlack;
     this.rejected = Object.create(null);
     this.violations = Object.fromEntries(families.map((f) => [f, []]));
     this.watchdog = watchdog;
@@ -29,21 +37,43 @@ export class Ledger {
   }
 
   /**
-   * Run one API call: {ok: true, value} or {ok: false, code, error}. A rejection that is not a
-   * FencepostError, or a call that does not settle within the watchdog, is a violation.
+   * Run one API call: {ok: true, value} or {ok: false, code, error}. `fn` gets an AbortSignal (or
+   * undefined). With `abortMs`, the signal aborts after that many ms with a fresh reason: a
+   * rejection with exactly that reason is code "ABORTED" (SPEC: nothing landed). A rejection that
+   * is not a FencepostError (nor that reason), or a call that does not settle within the watchdog,
+   * is a violation.
    */
-  async call(op, fn) {
+  async call(op, fn, { abortMs } = {}) {
     this.calls[op] = (this.calls[op] ?? 0) + 1;
     let timer;
+    let abortTimer;
+    let abortedAt = null;
+    let signal;
+    let reason;
+    if (abortMs !== undefined) {
+      const ac = new AbortController();
+      reason = new ChaosAbort(`${op} aborted after ${abortMs.toFixed(0)} ms`);
+      abortTimer = setTimeout(() => {
+        abortedAt = Date.now();
+        this.aborts.fired++;
+        ac.abort(reason);
+      }, abortMs);
+      signal = ac.signal;
+    }
     const watchdog = new Promise((resolve) => {
       timer = setTimeout(() => resolve({ hung: true }), this.watchdog * 1000);
     });
     const t0 = Date.now();
     try {
       const r = await Promise.race([
-        Promise.resolve().then(fn).then((value) => ({ ok: true, value }), (error) => ({ ok: false, error })),
+        Promise.resolve().then(() => fn(signal)).then((value) => ({ ok: true, value }), (error) => ({ ok: false, error })),
         watchdog,
       ]);
+      if (abortedAt !== null && !r.hung) {
+        const after = (Date.now() - abortedAt) / 1000;
+        this.aborts.settleAfter.push(after);
+        if (after > this.abortSlack) this.violate("errors", `${op}: settled ${after.toFixed(2)} s after its signal aborted`);
+      }
       if (r.hung) {
         this.violate("errors", `${op} did not settle within ${this.watchdog} s`);
         this.rejected.HUNG = (this.rejected.HUNG ?? 0) + 1;
@@ -51,8 +81,13 @@ export class Ledger {
       }
       if (r.ok) return r;
       const e = r.error;
+      if (reason !== undefined && e === reason) {
+        this.rejected.ABORTED = (this.rejected.ABORTED ?? 0) + 1;
+        return { ok: false, code: "ABORTED", error: e };
+      }
       if (e instanceof FencepostError && typeof e.code === "string") {
         this.rejected[e.code] = (this.rejected[e.code] ?? 0) + 1;
+        if (e.code === "AMBIGUOUS_WRITE" && abortedAt !== null) this.aborts.ambiguous++;
         return { ok: false, code: e.code, error: e };
       }
       this.violate("errors", `${op} rejected with a non-FencepostError after ${(Date.now() - t0) / 1000} s: ` +
@@ -61,13 +96,19 @@ export class Ledger {
       return { ok: false, code: "UNTYPED", error: e };
     } finally {
       clearTimeout(timer);
+      clearTimeout(abortTimer);
     }
   }
 }
 
+/** The reason of the chaos suite's own aborts. */
+class ChaosAbort extends Error {
+  name = "ChaosAbort";
+}
+
 // ---------------------------------------------------------------------------------------- claims
 
-export async function claimHistory({ seed, dbs, direct, ledger, calls, keys = 4, spread = 1500 }) {
+export async function claimHistory({ seed, dbs, direct, ledger, calls, keys = 4, spread = 1500, abortRate = 0 }) {
   const rng = prng(seed, "claims");
   const perKey = Math.max(3, Math.round(calls / keys));
   const results = []; // {key, caller, outcome}
@@ -78,9 +119,10 @@ export async function claimHistory({ seed, dbs, direct, ledger, calls, keys = 4,
       const caller = `k${k}c${c}`;
       const db = rng.pick(dbs);
       const delay = rng.range(0, spread);
+      const abortMs = rng.chance(abortRate) ? rng.range(0, 150) : undefined;
       jobs.push((async () => {
         await sleep(delay);
-        const r = await ledger.call("claim", () => db.claim(key, { caller, seed }));
+        const r = await ledger.call("claim", (signal) => db.claim(key, { caller, seed }, { signal }), { abortMs });
         results.push({ key, caller, r });
       })());
     }
@@ -99,6 +141,9 @@ export async function claimHistory({ seed, dbs, direct, ledger, calls, keys = 4,
       continue;
     }
     for (const x of mine) {
+      if (DEFINITE.has(x.r.code) && stored.caller === x.caller) {
+        v(`${x.caller}'s call failed with ${x.r.code} (nothing written), yet its value is the stored winner`);
+      }
       if (!x.r.ok) continue;
       const got = x.r.value;
       if (got.key !== key) v(`${x.caller} got key ${JSON.stringify(got.key)}`);
@@ -115,18 +160,21 @@ export async function claimHistory({ seed, dbs, direct, ledger, calls, keys = 4,
 
 // --------------------------------------------------------------------------------------- counter
 
-export async function counterHistory({ seed, dbs, direct, ledger, calls, workers = 3 }) {
+export async function counterHistory({ seed, dbs, direct, ledger, calls, workers = 3, abortRate = 0 }) {
   const key = "counter";
   const per = Math.max(1, Math.round(calls / workers));
   const acked = [];
-  let uncertain = 0;
+  let uncertain = 0; // AmbiguousWriteError (or a violation already reported): may have landed
+  const definite = {}; // failures that say nothing was written, by code
   await Promise.all(Array.from({ length: workers }, async (_, w) => {
     const rng = prng(seed, `counter/${w}`);
     for (let i = 0; i < per; i++) {
       const db = rng.pick(dbs);
-      const r = await ledger.call("doc.update", () => db.doc(key).update((v) => v + 1, { create: 0 }));
+      const abortMs = rng.chance(abortRate) ? rng.range(0, 100) : undefined;
+      const r = await ledger.call("doc.update", (signal) => db.doc(key).update((v) => v + 1, { create: 0, signal }), { abortMs });
       if (r.ok) acked.push(r.value);
-      else if (r.code !== "CONFLICT") uncertain++; // a storage / ambiguous failure may have landed
+      else if (DEFINITE.has(r.code)) definite[r.code] = (definite[r.code] ?? 0) + 1;
+      else uncertain++;
       await sleep(rng.range(0, 60));
     }
   }));
@@ -135,46 +183,110 @@ export async function counterHistory({ seed, dbs, direct, ledger, calls, workers
   if (typeof stored !== "number") v(`stored counter is ${JSON.stringify(stored)}`);
   if (stored < acked.length) v(`counter is ${stored} but ${acked.length} increments were acknowledged (an increment was lost)`);
   if (stored > acked.length + uncertain) {
-    v(`counter is ${stored} but only ${acked.length} acknowledged + ${uncertain} failed-uncertain increments (one applied twice)`);
+    const nDefinite = Object.values(definite).reduce((a, b) => a + b, 0);
+    const more = stored <= acked.length + uncertain + nDefinite
+      ? ` (a call that failed with ${Object.keys(definite).join(" or ")}, as if nothing was written, landed)` : " (one applied twice)";
+    v(`counter is ${stored} but only ${acked.length} acknowledged + ${uncertain} failed-uncertain increments${more}`);
   }
   const seen = new Map();
   for (const x of acked) seen.set(x, (seen.get(x) ?? 0) + 1);
   for (const [x, n] of seen) if (n > 1) v(`value ${x} was acknowledged to ${n} increments`);
   for (const x of acked) if (!(Number.isInteger(x) && x >= 1 && x <= stored)) v(`acknowledged value ${x} outside 1..${stored}`);
-  return { stored, acked: acked.length, uncertain };
+  return { stored, acked: acked.length, uncertain, definite };
 }
 
 // ---------------------------------------------------------------------------------------- leases
 
-export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2, workers = 3, ttl = 2, deadline }) {
+export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2, workers = 3, ttl = 2, deadline, abortRate = 0 }) {
   const acquisitions = []; // {key, epoch, w, i}
   const ackedLog = new Map(); // id -> {key, entry}
   const ackedCoop = new Map(); // id -> key
-  const stats = { acquired: 0, held: 0, released: 0, abandoned: 0, lost: 0, stalls: 0, keepAlive: 0 };
+  const definiteLog = new Map(); // id -> {key, code}: updateState / cooperativeWrite failed saying nothing was written
+  const budget = new Map(); // worker -> calls left
+  const stats = { acquired: 0, held: 0, released: 0, abandoned: 0, lost: 0, stalls: 0, keepAlive: 0, withLease: 0 };
   const keepAliveAvailable = { v: false };
   const perWorker = Math.max(4, Math.round((calls * 1.2) / (keys * workers)));
   const running = new Map(); // key -> workers still running
 
+  // One ownership period: 1–4 fenced appends (some aborted), stalls past the ttl. → "lost" | "ok"
+  async function hold(lease, key, w, i, rng, managed) {
+    stats.acquired++;
+    acquisitions.push({ key, epoch: lease.epoch, w, i });
+    const writes = 1 + rng.int(4);
+    for (let j = 0; j < writes && budget.get(w) > 0; j++) {
+      budget.set(w, budget.get(w) - 1);
+      const id = `${key}#${w}.${i}.${j}`;
+      const entry = { epoch: lease.epoch, id, w };
+      const abortMs = rng.chance(abortRate) ? rng.range(0, 40) : undefined;
+      const r = await ledger.call("updateState", (signal) =>
+        lease.updateState((s) => {
+          const b = s ?? INIT();
+          return { ...b, log: [...(b.log ?? []), entry] };
+        }, { signal }), { abortMs });
+      if (r.ok) {
+        ackedLog.set(id, { key, entry });
+        if (!r.value?.log?.some((x) => x.id === id)) {
+          ledger.violate("lease-writes", `${id}: updateState resolved to a state without its entry`);
+        }
+      } else if (DEFINITE.has(r.code)) {
+        definiteLog.set(id, { key, code: r.code });
+      }
+      if (r.code === "LEASE_LOST") {
+        if (!lease.signal?.aborted) ledger.violate("errors", `${id}: LeaseLost but lease.signal is not aborted`);
+        stats.lost++;
+        return "lost";
+      }
+      if (rng.chance(0.1)) {
+        stats.stalls++;
+        await sleep(ttl * 1300); // a stalled holder: expired unless keep-alive renewed it
+      } else {
+        await sleep(rng.range(10, 150));
+      }
+    }
+    return lease.signal?.aborted && !managed ? "lost" : "ok";
+  }
+
   async function worker(key, w) {
     const rng = prng(seed, `lease/${key}/${w}`);
-    let budget = perWorker;
+    budget.set(w, perWorker);
     let i = 0;
-    while (budget > 0 && Date.now() < deadline) {
+    const stateFn = (s) => s ?? INIT();
+    while (budget.get(w) > 0 && Date.now() < deadline) {
       i++;
-      budget--;
+      budget.set(w, budget.get(w) - 1);
       const db = rng.pick(dbs);
-      const got = await ledger.call("lease", () => db.lease(key, { ttl, stateFn: (s) => s ?? INIT() }));
+      const v2 = typeof db.withLease === "function"; // v0.2: withLease, lease({wait}), keepAlive
+      const wait = v2 && rng.chance(0.4) ? rng.range(0.2, 1.5) : undefined;
+      const opts = { ttl, stateFn, ...(wait !== undefined ? { wait } : {}) };
+      if (v2 && rng.chance(0.3)) {
+        // withLease: acquire, keep alive, release when fn settles
+        let ran = false;
+        const r = await ledger.call("withLease", () =>
+          db.withLease(key, { ...opts, every: ttl / 3 }, async (lease) => {
+            ran = true;
+            stats.withLease++;
+            return hold(lease, key, w, i, rng, true);
+          }));
+        if (r.ok && r.value === null) stats.held++;
+        if (r.ok && r.value !== null) stats.released++;
+        if (!ran) {
+          if (r.ok) budget.set(w, budget.get(w) + 0.75);
+          await sleep(rng.range(80, 400));
+        }
+        await sleep(rng.range(0, 200));
+        continue;
+      }
+      const abortMs = rng.chance(abortRate / 2) ? rng.range(0, 100) : undefined;
+      const got = await ledger.call("lease", (signal) => db.lease(key, { ...opts, signal }), { abortMs });
       if (!got.ok || !got.value) {
         if (got.ok) {
           stats.held++;
-          budget += 0.75; // finding it held is cheap: a held lease costs a quarter of an attempt
+          budget.set(w, budget.get(w) + 0.75); // finding it held is cheap: a quarter of an attempt
         }
         await sleep(rng.range(80, 400));
         continue;
       }
       const lease = got.value;
-      stats.acquired++;
-      acquisitions.push({ key, epoch: lease.epoch, w, i });
       let stop = null;
       if (typeof lease.keepAlive === "function") {
         keepAliveAvailable.v = true;
@@ -186,39 +298,11 @@ export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2,
           }
         }
       }
-      const writes = 1 + rng.int(4);
-      let lost = false;
-      for (let j = 0; j < writes && budget > 0; j++) {
-        budget--;
-        const id = `${key}#${w}.${i}.${j}`;
-        const entry = { epoch: lease.epoch, id, w };
-        const r = await ledger.call("updateState", () =>
-          lease.updateState((s) => {
-            const b = s ?? INIT();
-            return { ...b, log: [...(b.log ?? []), entry] };
-          }));
-        if (r.ok) {
-          ackedLog.set(id, { key, entry });
-          if (!r.value?.log?.some((x) => x.id === id)) {
-            ledger.violate("lease-writes", `${id}: updateState resolved to a state without its entry`);
-          }
-        } else if (r.code === "LEASE_LOST") {
-          if (!lease.signal?.aborted) ledger.violate("errors", `${id}: LeaseLost but lease.signal is not aborted`);
-          lost = true;
-          stats.lost++;
-          break;
-        }
-        if (rng.chance(0.1)) {
-          stats.stalls++;
-          await sleep(ttl * 1300); // a stalled holder: expired unless keep-alive renewed it
-        } else {
-          await sleep(rng.range(10, 150));
-        }
-      }
+      const end = await hold(lease, key, w, i, rng, false);
       if (stop) await ledger.call("keepAlive.stop", () => stop());
-      if (!lost && !lease.signal?.aborted) {
+      if (end !== "lost" && !lease.signal?.aborted) {
         if (rng.chance(0.7)) {
-          budget--;
+          budget.set(w, budget.get(w) - 1);
           const r = await ledger.call("release", () => lease.release());
           if (r.ok) stats.released++;
           if (r.ok && !lease.signal?.aborted) ledger.violate("errors", `${key} epoch ${lease.epoch}: released but lease.signal is not aborted`);
@@ -241,6 +325,7 @@ export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2,
           const b = s ?? INIT();
           return { ...b, coop: [...(b.coop ?? []), id] };
         }));
+      if (DEFINITE.has(r.code)) definiteLog.set(id, { key, code: r.code });
       if (r.ok && r.value !== null) {
         ackedCoop.set(id, key);
         if (!r.value?.coop?.includes(id)) ledger.violate("lease-writes", `${id}: cooperativeWrite resolved to a state without its entry`);
@@ -302,12 +387,18 @@ export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2,
     for (const [id, n] of coopIds) if (n > 1) ledger.violate("lease-writes", `${key}: cooperative ${id} applied ${n} times`);
     for (const [id, x] of ackedLog) if (x.key === key && !logIds.has(id)) ledger.violate("lease-writes", `${key}: acknowledged ${id} (epoch ${x.entry.epoch}) is lost`);
     for (const [id, kk] of ackedCoop) if (kk === key && !coopIds.has(id)) ledger.violate("lease-writes", `${key}: acknowledged cooperative ${id} is lost`);
+    for (const [id, x] of definiteLog) {
+      if (x.key === key && (logIds.has(id) || coopIds.has(id))) {
+        ledger.violate("lease-writes", `${key}: ${id} failed with ${x.code} (nothing written), yet it is in the state`);
+      }
+    }
   }
   return {
     ...stats,
     epochs: acquisitions.length,
     ackedWrites: ackedLog.size,
     ackedCoop: ackedCoop.size,
+    definiteWrites: definiteLog.size,
     keepAliveAvailable: keepAliveAvailable.v,
   };
 }

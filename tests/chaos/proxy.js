@@ -89,7 +89,9 @@ export async function startFaultProxy({ upstream, seed, rates = {}, timeout = nu
   }
 
   async function handle(req, res, body) {
-    const fault = forced.length ? forced.shift() : rng.weighted(weights);
+    let fault = forced.length ? forced.shift() : rng.weighted(weights);
+    let variant = null;
+    if (fault.startsWith("hung:")) [fault, variant] = fault.split(":"); // forced variant
     const write = req.method === "PUT" || req.method === "DELETE" || req.method === "POST";
     let kind = fault;
     try {
@@ -134,7 +136,7 @@ export async function startFaultProxy({ upstream, seed, rates = {}, timeout = nu
           break;
         }
         case "hung": {
-          const variant = write ? rng.pick(["dropped", "landed", "late"]) : "dropped";
+          variant ??= write ? rng.pick(["dropped", "landed", "late"]) : "dropped";
           kind = `hung:${variant}`;
           const t0 = Date.now();
           let cut = false;

@@ -19,6 +19,7 @@ const seeds = (env.CHAOS_SEEDS ?? "1,2,3").split(",").map((s) => s.trim()).filte
 const CALLS = Number(env.CHAOS_CALLS ?? 120);
 const SCALE = Number(env.CHAOS_FAULTS ?? 1);
 const TIMEOUT = Number(env.CHAOS_TIMEOUT ?? 2);
+const ABORTS = Number(env.CHAOS_ABORTS ?? 0.15);
 const RETRY = { maxAttempts: 6, baseDelay: 0.02, maxDelay: 0.25 };
 const INSTANCES = 4;
 const RATES = {
@@ -88,7 +89,7 @@ for (const seed of seeds) {
   const families = ["claims", "counter", "lease-epochs", "lease-fencing", "lease-writes", "errors"];
   if (timeout) families.push("timeouts");
   const ledger = new Ledger(families);
-  const ctx = { seed, dbs, direct, ledger, calls: CALLS };
+  const ctx = { seed, dbs, direct, ledger, calls: CALLS, abortRate: ABORTS };
   let summary = {};
   let crash = null;
   try {
@@ -118,11 +119,18 @@ for (const seed of seeds) {
   console.log(`#   rejected by code: ${fmt(ledger.rejected)}`);
   if (summary.claims) {
     const { counter: c, leases: l } = summary;
-    console.log(`#   counter ${c.stored}: ${c.acked} acknowledged, ${c.uncertain} failed-uncertain`);
+    console.log(`#   counter ${c.stored}: ${c.acked} acknowledged, ${c.uncertain} ambiguous, failed definitely: ${fmt(c.definite)}`);
     console.log(`#   leases: ${l.acquired} acquisitions, ${l.held} found held, ${l.released} released, ${l.abandoned} abandoned, ` +
-      `${l.lost} lost, ${l.stalls} stalls, ${l.ackedWrites} acked updateState, ${l.ackedCoop} acked cooperativeWrite, ` +
+      `${l.lost} lost, ${l.stalls} stalls, ${l.withLease} in withLease, ${l.ackedWrites} acked updateState (${l.definiteWrites} writes failed definitely), ` +
+      `${l.ackedCoop} acked cooperativeWrite, ` +
       `keepAlive ${l.keepAliveAvailable ? `used ${l.keepAlive}×` : "not in this build"}`);
-    if (timeout) console.log(`#   hung requests cut by the client after: ${stats.hungCut.map((s) => s.toFixed(1)).join(", ") || "none"} s`);
+    const a = ledger.aborts;
+    console.log(`#   aborts fired: ${a.fired} (settled within ${Math.max(0, ...a.settleAfter).toFixed(2)} s; ${a.ambiguous} AmbiguousWriteError)`);
+    if (timeout) {
+      const cut = stats.hungCut;
+      console.log(`#   hung requests: ${cut.length} cut by the client` + (cut.length ? ` after ${Math.min(...cut).toFixed(1)}–${Math.max(...cut).toFixed(1)} s` : "") +
+        `, ${stats.hungNotCut} not cut`);
+    }
   }
   if (crash) report(false, `seed ${seed} / harness`, [`crashed: ${crash?.stack ?? crash}`]);
   for (const f of families) {
