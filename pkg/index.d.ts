@@ -58,8 +58,8 @@ export declare function initWasm(source?: string | URL | Response | BufferSource
 
 /** A store handle, made by the functions below. */
 export declare class Store {
-  private constructor();
-  readonly kind: "memory" | "s3" | "r2" | "counting";
+  protected constructor();
+  readonly kind: "memory" | "s3" | "r2" | "counting" | "fault";
   /** Requests made so far, per operation (only for `countingStore`; others throw `InvalidArgument`). */
   requestCounts(): { get: number; put: number; delete: number; list: number; total: number };
   resetRequestCounts(): void;

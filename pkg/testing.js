@@ -107,9 +107,21 @@ export class ManualClock {
     // Calls made just before (`const p = db.claim(…); await clock.advance(1)`) have not started
     // their waits yet: let them, then fire timers one due instant at a time. Bounded, so a task
     // that keeps re-arming a due timer cannot hang the test.
-    await settle();
-    for (let steps = 0; this.#core.stepUntil(target) && steps < 100_000; steps++) await settle();
-    await settle();
+    await this.#settle();
+    for (let steps = 0; this.#core.stepUntil(target) && steps < 100_000; steps++) await this.#settle();
+    await this.#settle();
+  }
+
+  /**
+   * Let woken tasks run: a macrotask drains what they queue on the memory store; against a real
+   * store (S3, R2) also wait, in real time, for the requests they sent to be answered (bounded).
+   */
+  async #settle() {
+    await macrotask();
+    for (const until = Date.now() + 60_000; this.#core.ioInFlight() > 0 && Date.now() < until;) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      await macrotask();
+    }
   }
 
   toJSON() {
@@ -124,8 +136,8 @@ export function manualClock(/** @type {Date | number | undefined} */ start) {
   return new ManualClock(ms);
 }
 
-/** Let woken tasks run: one macrotask drains every microtask they queue (store I/O on memory). */
-function settle() {
+/** One macrotask: every microtask queued before it has run. */
+function macrotask() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 

@@ -186,6 +186,30 @@ pub trait ObjectStore {
     }
 }
 
+thread_local! {
+    static IN_FLIGHT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Store requests on the network in this thread right now (S3 and R2 I/O; the memory store has
+/// none). A manual clock's driver waits for them to settle before moving time on, so a renewal
+/// woken by `advance()` completes against a real store before the next due instant.
+pub fn io_in_flight() -> usize {
+    IN_FLIGHT.with(|n| n.get())
+}
+
+/// Count `io` as in flight while it runs (a dropped future stops counting too).
+pub(crate) async fn io<T>(io: impl std::future::Future<Output = T>) -> T {
+    struct Counted;
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            IN_FLIGHT.with(|n| n.set(n.get().saturating_sub(1)));
+        }
+    }
+    IN_FLIGHT.with(|n| n.set(n.get() + 1));
+    let _counted = Counted;
+    io.await
+}
+
 /// Strip the quotes (and weak marker) S3 puts around an ETag; R2 bindings give it bare.
 pub fn normalize_etag(raw: &str) -> String {
     let t = raw.trim();

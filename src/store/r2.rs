@@ -45,7 +45,7 @@ impl R2Store {
             .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
             .ok_or_else(|| StoreError::transport(format!("R2 binding has no {method}()")))?;
         let result = f.apply(&self.bucket, &args.iter().collect::<Array>()).map_err(|e| r2_error(method, &e))?;
-        JsFuture::from(Promise::resolve(&result)).await.map_err(|e| r2_error(method, &e))
+        super::io(JsFuture::from(Promise::resolve(&result))).await.map_err(|e| r2_error(method, &e))
     }
 
     fn full_key(&self, key: &str) -> String {
@@ -104,7 +104,7 @@ impl ObjectStore for R2Store {
             .dyn_into::<js_sys::Function>()
             .map_err(|_| StoreError::transport("R2 object has no body"))?;
         let buffer = read.call0(&obj).map_err(|e| r2_error("get", &e))?;
-        let buffer = JsFuture::from(Promise::resolve(&buffer)).await.map_err(|e| r2_error("get", &e))?;
+        let buffer = super::io(JsFuture::from(Promise::resolve(&buffer))).await.map_err(|e| r2_error("get", &e))?;
         Ok(Some(StoredObject { body: Uint8Array::new(&buffer).to_vec(), etag, meta }))
     }
 

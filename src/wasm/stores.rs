@@ -206,6 +206,12 @@ impl JsManualClock {
         self.inner.step_until(Timestamp((until_ms * 1000.0).round() as i64))
     }
 
+    /// Store requests on the network right now (the driver lets them settle between steps).
+    #[wasm_bindgen(js_name = ioInFlight)]
+    pub fn io_in_flight(&self) -> u32 {
+        crate::store::io_in_flight() as u32
+    }
+
     /// A second handle on the same clock (for `new Fencepost(store, {clock})`).
     pub fn share(&self) -> JsManualClock {
         self.clone()

@@ -481,7 +481,7 @@ impl S3Store {
         // The transport races the timeout: when it loses, its future is dropped (in wasm that
         // aborts the `fetch`, freeing the connection).
         let timeout = self.config.timeout;
-        let answer = match race(self.transport.send(request), self.clock.sleep(timeout)).await {
+        let answer = match race(super::io(self.transport.send(request)), self.clock.sleep(timeout)).await {
             Either::Left(answer) => answer,
             Either::Right(()) => Err(format!("no answer within {timeout} s")),
         };
