@@ -186,7 +186,7 @@ export async function counterHistory({ seed, dbs, direct, ledger, calls, workers
     const nDefinite = Object.values(definite).reduce((a, b) => a + b, 0);
     const more = stored <= acked.length + uncertain + nDefinite
       ? ` (a call that failed with ${Object.keys(definite).join(" or ")}, as if nothing was written, landed)` : " (one applied twice)";
-    v(`counter is ${stored} but only ${acked.length} acknowledged + ${uncertain} failed-uncertain increments${more}`);
+    v(`counter is ${stored} but only ${acked.length} acknowledged + ${uncertain} ambiguous increments${more}`);
   }
   const seen = new Map();
   for (const x of acked) seen.set(x, (seen.get(x) ?? 0) + 1);
