@@ -102,7 +102,7 @@ impl fmt::Display for Error {
                 write!(f, "write to {key:?} may or may not have landed: {message}")
             }
             Error::Timeout { key, seconds } => {
-                write!(f, "timed out after {seconds}s waiting for {key:?}")
+                write!(f, "timed out after {}s waiting for {key:?}", crate::json::number_text(*seconds))
             }
             Error::NotFound { key } => write!(f, "{key:?} does not exist and no create value was given"),
             Error::Corrupt { key, message } => write!(f, "stored object {key:?} is corrupt: {message}"),

@@ -72,7 +72,10 @@ pub(crate) fn validate_ttl(ttl: f64) -> Result<()> {
     if ttl.is_finite() && ttl > 0.0 && ttl <= 100.0 * 365.0 * 86_400.0 {
         Ok(())
     } else {
-        Err(Error::invalid(format!("ttl must be a number of seconds > 0 (at most 100 years), got {ttl}")))
+        Err(Error::invalid(format!(
+            "ttl must be a number of seconds > 0 (at most 100 years), got {}",
+            crate::json::number_text(ttl)
+        )))
     }
 }
 

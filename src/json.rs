@@ -18,7 +18,16 @@ pub fn to_canonical(value: &Value) -> Vec<u8> {
 /// Parse stored bytes. Any valid JSON is accepted (not only canonical JSON), so documents written by
 /// other tools are readable.
 pub fn parse(bytes: &[u8]) -> std::result::Result<Value, String> {
-    serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))
+    // Described from its parts: serde_json's own `Display` drags std's I/O error texts into the wasm.
+    serde_json::from_slice(bytes).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Eof => "it ends too early",
+            serde_json::error::Category::Syntax => "a syntax error",
+            serde_json::error::Category::Data => "a value out of range",
+            serde_json::error::Category::Io => "unreadable",
+        };
+        format!("not JSON: {what} at line {} column {}", e.line(), e.column())
+    })
 }
 
 /// How deeply a value written by fencepost may nest. Readers (serde_json here, Python's json in
@@ -98,32 +107,75 @@ pub fn python_float_repr(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
     }
-    // `{:e}` gives the shortest round-trip digits: "d.ddde-x".
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let (negative, digits, exp) = shortest_digits(f);
+    let sign = if negative { "-" } else { "" };
     if (-4..16).contains(&exp) {
-        let point = exp + 1; // position of the decimal point within `digits`
-        let body = if point <= 0 {
-            format!("0.{}{}", "0".repeat((-point) as usize), digits)
-        } else if point as usize >= digits.len() {
-            format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
-        } else {
-            let (int, frac) = digits.split_at(point as usize);
-            format!("{int}.{frac}")
-        };
-        format!("{sign}{body}")
+        format!("{sign}{}", positional(&digits, exp, ".0"))
     } else {
         let (first, rest) = digits.split_at(1);
         let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
         let exp_sign = if exp < 0 { '-' } else { '+' };
         format!("{sign}{first}{frac}e{exp_sign}{:02}", exp.abs())
     }
+}
+
+/// A number for a message, as JS would print it (`30`, `0.5`, `1e+21`), without pulling float
+/// formatting from `core::fmt` into the wasm: the same shortest digits as the wire format.
+pub fn number_text(f: f64) -> String {
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN".into()
+        } else if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    if f == 0.0 {
+        return "0".into();
+    }
+    let (negative, digits, exp) = shortest_digits(f);
+    let sign = if negative { "-" } else { "" };
+    if (-6..21).contains(&exp) {
+        format!("{sign}{}", positional(&digits, exp, ""))
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        format!("{sign}{first}{frac}e{}{}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    }
+}
+
+/// `digits` × 10^(exp - digits + 1) written out without an exponent; `whole` ends integral values.
+fn positional(digits: &str, exp: i32, whole: &str) -> String {
+    let point = exp + 1; // position of the decimal point within `digits`
+    if point <= 0 {
+        format!("0.{}{}", "0".repeat((-point) as usize), digits)
+    } else if point as usize >= digits.len() {
+        format!("{}{}{whole}", digits, "0".repeat(point as usize - digits.len()))
+    } else {
+        let (int, frac) = digits.split_at(point as usize);
+        format!("{int}.{frac}")
+    }
+}
+
+/// The shortest round-tripping decimal digits of a finite, non-zero `f` (ryu, which picks the
+/// closest of the shortest and rounds ties to even, as Python's repr does): (negative, digits without leading or trailing
+/// zeros, exponent of the first digit).
+fn shortest_digits(f: f64) -> (bool, String, i32) {
+    let mut buffer = ryu::Buffer::new();
+    let text = buffer.format_finite(f);
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, text),
+    };
+    let (mantissa, exp) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
+    let exp: i32 = exp.trim_start_matches('+').parse().unwrap_or(0);
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all: String = int.chars().chain(frac.chars()).collect();
+    let leading = all.len() - all.trim_start_matches('0').len();
+    let digits = all.trim_matches('0').to_owned();
+    // The first significant digit sits `int.len() - 1 - leading` places left of the units.
+    (negative, digits, exp + int.len() as i32 - 1 - leading as i32)
 }
 
 fn write_string(out: &mut String, s: &str) {
@@ -210,5 +262,51 @@ mod tests {
     fn parse_accepts_any_json() {
         assert_eq!(parse(b" { \"a\" : 1 } ").unwrap(), json!({"a": 1}));
         assert!(parse(b"{nope").is_err());
+    }
+
+    #[test]
+    fn numbers_in_messages_read_as_js_prints_them() {
+        for (f, s) in [
+            (30.0, "30"),
+            (0.5, "0.5"),
+            (-2.25, "-2.25"),
+            (1e21, "1e+21"),
+            (1.5e-7, "1.5e-7"),
+            (123456.0, "123456"),
+            (0.000001, "0.000001"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (0.0, "0"),
+            (1e-300, "1e-300"),
+        ] {
+            assert_eq!(number_text(f), s, "{f}");
+        }
+    }
+
+    /// Shortest (as many digits as core::fmt's shortest form) and round-tripping; on exact ties
+    /// ryu rounds half to even, as Python's repr does (core::fmt does not: for
+    /// -1149636667324797.25 it prints ...797.3 where Python prints ...797.2).
+    #[test]
+    fn shortest_digits_round_trip_and_are_shortest() {
+        // -1149636667324797.25 exactly: a tie between ...797.2 and ...797.3 at 17 digits.
+        assert_eq!(python_float_repr(f64::from_bits(0xC310_565A_94B4_E5F5)), "-1149636667324797.2");
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let f = f64::from_bits(seed);
+            if !f.is_finite() || f == 0.0 {
+                continue;
+            }
+            let (negative, digits, exp) = shortest_digits(f);
+            let back: f64 = format!("{}{}.{}e{}", if negative { "-" } else { "" }, &digits[..1], &digits[1..], exp)
+                .parse()
+                .unwrap();
+            assert_eq!(back, f, "{digits} e{exp}");
+            let sci = format!("{f:e}");
+            let core_digits = sci.split_once('e').unwrap().0.chars().filter(char::is_ascii_digit).count();
+            assert_eq!(digits.len(), core_digits, "{f:e}");
+        }
     }
 }

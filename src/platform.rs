@@ -6,8 +6,29 @@ use crate::time::Timestamp;
 
 /// Fill `buf` from the OS / `crypto.getRandomValues`. Failure here means the host has no secure
 /// randomness at all, which no caller can recover from; it is reported, not panicked.
+///
+/// Bytes are drawn from a small per-thread pool refilled 256 bytes at a time: in wasm each
+/// `getRandomValues` is a call into JS, and every write needs a fresh token.
 pub fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
-    getrandom::fill(buf).map_err(|e| format!("no secure random source: {e}"))
+    const POOL: usize = 256;
+    thread_local! {
+        static POOL_BYTES: std::cell::RefCell<([u8; POOL], usize)> = const { std::cell::RefCell::new(([0; POOL], POOL)) };
+    }
+    if buf.len() > POOL {
+        return getrandom::fill(buf).map_err(|e| format!("no secure random source: {e}"));
+    }
+    POOL_BYTES.with(|pool| {
+        let (bytes, used) = &mut *pool.borrow_mut();
+        if POOL - *used < buf.len() {
+            getrandom::fill(bytes).map_err(|e| format!("no secure random source: {e}"))?;
+            *used = 0;
+        }
+        buf.copy_from_slice(&bytes[*used..*used + buf.len()]);
+        // Handed-out bytes are not kept around.
+        bytes[*used..*used + buf.len()].fill(0);
+        *used += buf.len();
+        Ok(())
+    })
 }
 
 /// A future that is pending once, letting other tasks on a single-threaded executor run.

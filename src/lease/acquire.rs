@@ -42,7 +42,10 @@ impl Fencepost {
         validate_ttl(options.ttl)?;
         if let Some(wait) = options.wait {
             if !wait.is_finite() || wait < 0.0 {
-                return Err(Error::invalid(format!("wait must be a finite number of seconds >= 0, got {wait}")));
+                return Err(Error::invalid(format!(
+                    "wait must be a finite number of seconds >= 0, got {}",
+                    crate::json::number_text(wait)
+                )));
             }
         }
         let holder = match &options.holder {

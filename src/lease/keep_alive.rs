@@ -56,7 +56,11 @@ impl Lease {
         let ttl = self.period.ttl;
         let every = every.unwrap_or(ttl / 3.0);
         if !every.is_finite() || every <= 0.0 || every >= ttl {
-            return Err(Error::invalid(format!("keep-alive interval must be > 0 and < the ttl ({ttl} s), got {every}")));
+            return Err(Error::invalid(format!(
+                "keep-alive interval must be > 0 and < the ttl ({} s), got {}",
+                crate::json::number_text(ttl),
+                crate::json::number_text(every)
+            )));
         }
         Ok(every)
     }

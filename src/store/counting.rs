@@ -90,7 +90,13 @@ impl ObjectStore for CountingStore {
         self.inner.get(key).await
     }
 
-    async fn put(&self, key: &str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome> {
+    async fn put(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: &Precondition,
+        meta: &WriteMeta,
+    ) -> StoreResult<PutOutcome> {
         self.counter.record(Op::Put);
         self.inner.put(key, body, precondition, meta).await
     }

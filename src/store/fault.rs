@@ -8,7 +8,6 @@
 //!   and a key prefix (the testing toolkit's way).
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::Rc;
 
 use async_trait::async_trait;
@@ -104,7 +103,7 @@ type LatePut = (String, Vec<u8>, Precondition, WriteMeta);
 
 pub struct FaultStore {
     inner: Rc<dyn ObjectStore>,
-    faults: RefCell<VecDeque<(Op, Fault)>>,
+    faults: RefCell<Vec<(Op, Fault)>>,
     rules: RefCell<Vec<Rule>>,
     /// What `Injected::Delay` waits on.
     clock: Rc<dyn Clock>,
@@ -122,7 +121,7 @@ impl FaultStore {
     pub fn with_clock(inner: Rc<dyn ObjectStore>, clock: Rc<dyn Clock>) -> Self {
         FaultStore {
             inner,
-            faults: RefCell::new(VecDeque::new()),
+            faults: RefCell::new(Vec::new()),
             rules: RefCell::new(Vec::new()),
             clock,
             counter: Counter::default(),
@@ -139,7 +138,7 @@ impl FaultStore {
 
     /// Queue a fault for the next request of kind `op` (faults for one op fire in order).
     pub fn inject(&self, op: Op, fault: Fault) {
-        self.faults.borrow_mut().push_back((op, fault));
+        self.faults.borrow_mut().push((op, fault));
     }
 
     /// Apply `rule.fault` to the next `rule.times` requests that match it (rules are tried in the
@@ -168,7 +167,7 @@ impl FaultStore {
         self.counter.record(op);
         let mut faults = self.faults.borrow_mut();
         if let Some(pos) = faults.iter().position(|(o, _)| *o == op) {
-            return faults.remove(pos).map(|(_, f)| f);
+            return Some(faults.remove(pos).1);
         }
         let mut rules = self.rules.borrow_mut();
         let rule = rules.iter_mut().find(|r| r.matches(op, key))?;

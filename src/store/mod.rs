@@ -220,7 +220,7 @@ pub fn normalize_etag(raw: &str) -> String {
 /// The etag every real store computes for a single-part upload: hex MD5 of the body.
 pub fn md5_etag(body: &[u8]) -> String {
     use md5::{Digest, Md5};
-    Md5::digest(body).iter().map(|b| format!("{b:02x}")).collect()
+    crate::token::hex(&Md5::digest(body))
 }
 
 #[cfg(test)]

@@ -177,7 +177,7 @@ impl ObjectStore for R2Store {
                 (Some(true), Some(c)) if cursor.as_deref() != Some(c.as_str()) => cursor = Some(c),
                 (Some(true), _) => return Err(malformed("list: truncated page without a new cursor")),
                 _ => {
-                    keys.sort();
+                    keys.sort_unstable();
                     keys.dedup();
                     return Ok(keys);
                 }

@@ -33,6 +33,12 @@ where
 {
     let link = Linked::new(signal);
     let work = call(link.as_ref().map(|l| l.cancel.clone()));
+    settle(link, Box::pin(work))
+}
+
+/// The one Promise plumbing of the binding (not one per method: each instance of
+/// `future_to_promise` costs kilobytes of wasm).
+fn settle(link: Option<Linked>, work: crate::LocalBoxFuture<'static, Result<JsValue>>) -> Promise {
     future_to_promise(async move {
         let out = work.await;
         drop(link);
@@ -160,14 +166,14 @@ impl JsFencepost {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move {
-            let value = js_to_value(&value, "value")?;
-            let c = db.claim(&key, value).await?;
-            Ok(object(&[
-                ("won", c.won.into()),
-                ("key", c.key.into()),
-                ("value", value_to_js(&c.value)),
-                ("etag", c.etag.into()),
-            ]))
+                let value = js_to_value(&value, "value")?;
+                let c = db.claim(&key, value).await?;
+                Ok(object(&[
+                    ("won", c.won.into()),
+                    ("key", c.key.into()),
+                    ("value", value_to_js(&c.value)),
+                    ("etag", c.etag.into()),
+                ]))
             }
         })
     }
@@ -307,11 +313,7 @@ impl JsLease {
         let link = Linked::new(Some(stop));
         let stop = link.as_ref().map_or_else(Cancel::new, |l| l.cancel.clone());
         let renewing = self.inner.keep_alive(every, &stop);
-        Ok(future_to_promise(async move {
-            let out = renewing.await;
-            drop(link);
-            out.map(|_| JsValue::UNDEFINED).map_err(to_js)
-        }))
+        Ok(settle(link, Box::pin(async move { renewing.await.map(|_| JsValue::UNDEFINED) })))
     }
 }
 
@@ -402,8 +404,7 @@ impl JsObjects {
                     (false, None) => Precondition::None,
                 };
                 let written = db.objects().put(&key, &data, precondition).await?;
-                Ok(written
-                    .map_or(JsValue::NULL, |w| object(&[("etag", w.etag.map_or(JsValue::NULL, JsValue::from))])))
+                Ok(written.map_or(JsValue::NULL, |w| object(&[("etag", w.etag.map_or(JsValue::NULL, JsValue::from))])))
             }
         })
     }

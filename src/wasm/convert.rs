@@ -61,7 +61,8 @@ impl Walk<'_> {
             return Ok(Value::Bool(b));
         }
         if let Some(f) = v.as_f64() {
-            return number(f).ok_or_else(|| self.bad(&format!("is {f}, which JSON cannot represent")));
+            return number(f)
+                .ok_or_else(|| self.bad(&format!("is {}, which JSON cannot represent", crate::json::number_text(f))));
         }
         if let Some(s) = js_str(v) {
             return s.map(Value::String).map_err(|m| self.bad(&m));
@@ -176,6 +177,8 @@ fn js_str(v: &JsValue) -> Option<std::result::Result<String, String>> {
 
 /// JSON → a fresh JS value.
 pub fn value_to_js(value: &Value) -> JsValue {
-    // serde_json's text is always valid JSON, so JSON.parse cannot fail on it.
-    js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+    // Canonical JSON is always valid JSON, so JSON.parse cannot fail on it (and serde_json's
+    // serializer is not compiled in).
+    let text = crate::json::to_canonical(value);
+    js_sys::JSON::parse(std::str::from_utf8(&text).unwrap_or("null")).unwrap_or(JsValue::NULL)
 }

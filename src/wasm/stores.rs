@@ -61,9 +61,9 @@ impl Store {
                 "transport" => Injected::Transport,
                 "conflict" => Injected::Conflict,
                 "status" => {
-                    let status = status.filter(|s| (400..=599).contains(s)).ok_or_else(|| {
-                        Error::invalid("an injected status must be an HTTP error status (400-599)")
-                    })?;
+                    let status = status
+                        .filter(|s| (400..=599).contains(s))
+                        .ok_or_else(|| Error::invalid("an injected status must be an HTTP error status (400-599)"))?;
                     Injected::Status { status, code: code.unwrap_or_else(|| default_code(status).into()) }
                 }
                 "delay" => match delay {
@@ -79,7 +79,9 @@ impl Store {
                 Some("delete") => Some(Op::Delete),
                 Some("list") => Some(Op::List),
                 Some(other) => {
-                    return Err(Error::invalid(format!("inject option op must be get, put, delete or list, not {other:?}")));
+                    return Err(Error::invalid(format!(
+                        "inject option op must be get, put, delete or list, not {other:?}"
+                    )));
                 }
             };
             // A lost response only means something for a request that changes the store.

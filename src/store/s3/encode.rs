@@ -40,7 +40,7 @@ pub fn encode_query_component(component: &str) -> String {
 pub fn canonical_query(params: &[(&str, &str)]) -> String {
     let mut encoded: Vec<(String, String)> =
         params.iter().map(|(name, value)| (encode_query_component(name), encode_query_component(value))).collect();
-    encoded.sort();
+    encoded.sort_unstable();
     encoded.iter().map(|(name, value)| format!("{name}={value}")).collect::<Vec<_>>().join("&")
 }
 

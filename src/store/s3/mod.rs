@@ -60,6 +60,8 @@ pub struct S3Config {
     timeout: f64,
     /// `endpoint`, parsed once at construction.
     parsed: Endpoint,
+    /// The day's SigV4 signing key (shared by clones: same secret, same scope).
+    signing_keys: Rc<sigv4::SigningKeys>,
 }
 
 impl S3Config {
@@ -224,7 +226,10 @@ impl S3ConfigBuilder {
             }
         }
         if !self.timeout.is_finite() || self.timeout <= 0.0 {
-            return Err(Error::invalid(format!("S3 timeout must be a number of seconds > 0, got {}", self.timeout)));
+            return Err(Error::invalid(format!(
+                "S3 timeout must be a number of seconds > 0, got {}",
+                crate::json::number_text(self.timeout)
+            )));
         }
         let prefix = crate::keys::normalize_store_prefix(&self.prefix)?;
         Ok(S3Config {
@@ -238,6 +243,7 @@ impl S3ConfigBuilder {
             addressing: self.addressing,
             timeout: self.timeout,
             parsed,
+            signing_keys: Rc::default(),
         })
     }
 }
@@ -483,7 +489,7 @@ impl S3Store {
         let timeout = self.config.timeout;
         let answer = match race(super::io(self.transport.send(request)), self.clock.sleep(timeout)).await {
             Either::Left(answer) => answer,
-            Either::Right(()) => Err(format!("no answer within {timeout} s")),
+            Either::Right(()) => Err(format!("no answer within {} s", crate::json::number_text(timeout))),
         };
         // Always overwritten, so the objects layer, which reads it right after this returns,
         // never takes an older response's date for this one's.
@@ -559,7 +565,7 @@ impl ObjectStore for S3Store {
             );
             if !page.is_truncated {
                 // S3 already lists in UTF-8 byte order; sorting makes it a guarantee for every server.
-                keys.sort();
+                keys.sort_unstable();
                 keys.dedup();
                 return Ok(keys);
             }

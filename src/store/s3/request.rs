@@ -108,7 +108,7 @@ impl S3Config {
             payload_sha256: &payload_sha256,
         };
         let scope = Scope { region: &self.region, service: "s3" };
-        headers.extend(sigv4::sign(&request, scope, &self.credentials(), at).into_headers());
+        headers.extend(sigv4::sign_with(&request, scope, &self.credentials(), at, &self.signing_keys).into_headers());
         let query_suffix = if canonical_query.is_empty() { String::new() } else { format!("?{canonical_query}") };
         let url = format!("{}://{host}{canonical_uri}{query_suffix}", self.parsed.scheme);
         HttpRequest { method, url, headers, body }
