@@ -4,7 +4,7 @@
 #
 #   scripts/test.sh            all stages
 #   scripts/test.sh node deno  only these stages (native servers wasm node examples types package deno workerd
-#                              workers browser bundlers demo chaos)
+#                              workers browser bundlers playground demo chaos)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -13,7 +13,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native servers wasm node examples types package deno workerd workers browser bundlers demo chaos)
+[ ${#stages[@]} -eq 0 ] && stages=(native servers wasm node examples types package deno workerd workers browser bundlers playground demo chaos)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -52,7 +52,7 @@ fi
 needs_pkg=0
 needs_servers=0
 for s in wasm node examples types deno workerd browser demo chaos; do want "$s" && needs_pkg=1 && needs_servers=1; done
-for s in package bundlers workers; do want "$s" && needs_pkg=1; done   # the built package, no test servers
+for s in package bundlers workers playground; do want "$s" && needs_pkg=1; done   # the built package, no test servers
 want servers && needs_servers=1                                            # the servers, no package
 if [ $needs_pkg -eq 1 ]; then
   bash scripts/build-pkg.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -111,6 +111,11 @@ fi
 
 if want bundlers; then
   stage bundlers count_plain node tests/js/bundlers/run.mjs
+fi
+
+if want playground; then
+  # The playground page (js/playground/) in headless Chromium: seeded runs, invariants, the drawn timeline.
+  stage playground count_plain node tests/js/playground/run.mjs
 fi
 
 if want demo; then
