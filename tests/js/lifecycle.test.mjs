@@ -7,8 +7,9 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import * as lib from "fencepost";
 import { freshPrefix } from "./stores.js";
+import { serverSettings } from "../../scripts/servers/settings.mjs";
 
-const env = process.env;
+const env = serverSettings();
 const upstream = env.FENCEPOST_SEAWEED_ENDPOINT;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -129,6 +130,7 @@ test("a PUT that never answers settles within timeout × attempts", { skip }, as
   mode.puts = "pass";
   // A timed-out PUT may still land: after the budget the outcome is ambiguous, never "not written".
   assert.ok(err instanceof lib.AmbiguousWriteError, `an AmbiguousWriteError: ${err}`);
+  assert.ok(err.cause instanceof lib.StorageError, `its cause is the store's failure, typed: ${err.cause}`);
   // 3 attempts × 0.3 s, plus the read-backs that prove each did not land and the backoff between.
   assert.ok(ms < 3 * 300 + 600, `settled in ${ms} ms`);
   console.log(`# hung PUT: ${err.code} after ${ms} ms (3 attempts × 300 ms timeout)`);
