@@ -18,7 +18,8 @@ const { fileURLToPath } = process.getBuiltinModule("node:url");
 
 export const SERVERS = ["SEAWEED", "MOTO"];
 const FIELDS = ["ENDPOINT", "BUCKET", "ACCESS_KEY", "SECRET_KEY", "REGION"];
-export const SERVERS_ENV = fileURLToPath(new URL("../../.run/servers.env", import.meta.url));
+/** Where start.sh writes: $FENCEPOST_RUN_DIR/servers.env (default <repo>/.run/servers.env). */
+export const SERVERS_ENV = runDir() + "/servers.env";
 
 /** The FENCEPOST_<NAME>_* lines of a servers.env file ({} when it is absent or unreadable). */
 export function readServersEnv(file = SERVERS_ENV) {
@@ -34,6 +35,14 @@ export function readServersEnv(file = SERVERS_ENV) {
     if (m) out[m[1]] = m[2].replace(/^(['"])(.*)\1$/, "$2");
   }
   return out;
+}
+
+function runDir() {
+  let dir;
+  try {
+    dir = process.env.FENCEPOST_RUN_DIR;
+  } catch {} // deno without --allow-env
+  return dir || fileURLToPath(new URL("../../.run", import.meta.url));
 }
 
 function environment() {
