@@ -67,16 +67,20 @@ async function run(call) {
   }
 }
 
-/** `util.inspect` / Deno inspect / `console.log` of a handle: its class name and `fields`. */
-function inspectable(/** @type {Function} */ Class, /** @type {(self: any) => object} */ fields) {
+/**
+ * `util.inspect` / Deno inspect / `console.log` of a handle: `name` and `fields`. The name is
+ * given, not read from the class: bundlers rename colliding classes (esbuild turns this `Lease`,
+ * next to the wasm glue's own, into `Lease2`).
+ */
+function inspectable(/** @type {Function} */ Class, /** @type {string} */ name, /** @type {(self: any) => object} */ fields) {
   Object.defineProperty(Class.prototype, INSPECT, {
     value(/** @type {number} */ _depth, /** @type {any} */ opts, /** @type {any} */ inspect) {
-      return `${Class.name} ${inspect ? inspect(fields(this), opts) : JSON.stringify(fields(this))}`;
+      return `${name} ${inspect ? inspect(fields(this), opts) : JSON.stringify(fields(this))}`;
     },
   });
   Object.defineProperty(Class.prototype, DENO_INSPECT, {
     value(/** @type {any} */ inspect, /** @type {any} */ opts) {
-      return `${Class.name} ${inspect(fields(this), opts)}`;
+      return `${name} ${inspect(fields(this), opts)}`;
     },
   });
 }
@@ -470,7 +474,7 @@ export class Lease {
     return { key, epoch, ttl, state, deadlineAt: deadlineAt.toISOString(), etag: etag ?? null, released };
   }
 }
-inspectable(Lease, (l) => {
+inspectable(Lease, "Lease", (l) => {
   const { key, epoch, ttl, state, deadlineAt, etag, released } = l;
   return { key, epoch, holder: "[redacted]", ttl, state, deadlineAt, etag, released };
 });
@@ -609,4 +613,10 @@ function toBytes(/** @type {unknown} */ data) {
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
   if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   throw new InvalidArgument("data must be a Uint8Array, an ArrayBuffer or a string");
+}
+
+// Class names stated (see `inspectable`): default inspection prints `constructor.name`.
+for (const [C, name] of /** @type {const} */ ([[Fencepost, "Fencepost"], [Lease, "Lease"], [Doc, "Doc"],
+  [Objects, "Objects"], [Store, "Store"]])) {
+  Object.defineProperty(C, "name", { value: name });
 }

@@ -177,6 +177,15 @@ export class CorruptObjectError extends FencepostError {
   }
 }
 
+// Class names stated, not inferred: bundlers rename classes that collide (esbuild made `Lease2` of
+// one) and minifiers mangle them, and `err.name` is what logs and `instanceof`-less checks read.
+for (const [C, name] of /** @type {const} */ ([[FencepostError, "FencepostError"], [LeaseLost, "LeaseLost"],
+  [ConflictError, "ConflictError"], [StorageError, "StorageError"], [AmbiguousWriteError, "AmbiguousWriteError"],
+  [InvalidArgument, "InvalidArgument"], [TimeoutError, "TimeoutError"], [NotFoundError, "NotFoundError"],
+  [CorruptObjectError, "CorruptObjectError"]])) {
+  Object.defineProperty(C, "name", { value: name });
+}
+
 const byCode = new Map(
   [LeaseLost, ConflictError, StorageError, AmbiguousWriteError, InvalidArgument, TimeoutError, NotFoundError,
     CorruptObjectError, FencepostError].map((C) => [C.code, C]),

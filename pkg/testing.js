@@ -142,3 +142,7 @@ function macrotask() {
 }
 
 export { initWasm };
+
+// Class names stated, whatever a bundler renames them to (inspection prints `constructor.name`).
+Object.defineProperty(FaultStore, "name", { value: "FaultStore" });
+Object.defineProperty(ManualClock, "name", { value: "ManualClock" });

@@ -379,6 +379,12 @@ export function cases(env) {
       "FencepostError", "LeaseLost", "ConflictError", "StorageError", "InvalidArgument"]) {
       assert(typeof lib[name] === "function", `${name} is exported`);
     }
+    // Names survive bundling (esbuild renames colliding classes; inspection and err.name read them).
+    for (const name of ["Fencepost", "Lease", "Doc", "Objects", "Store", "FencepostError", "LeaseLost", "StorageError",
+      "AmbiguousWriteError", "InvalidArgument", "TimeoutError", "NotFoundError", "CorruptObjectError", "ConflictError"]) {
+      eq(lib[name].name, name, `${name}.name`);
+    }
+    eq(new lib.LeaseLost("x").name, "LeaseLost", "err.name");
     for (const C of [lib.LeaseLost, lib.ConflictError, lib.StorageError, lib.InvalidArgument]) {
       assert(new C("x") instanceof lib.FencepostError, `${C.name} extends FencepostError`);
       assert(new C("x") instanceof Error, `${C.name} extends Error`);
