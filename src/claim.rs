@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::fencepost::{Fencepost, checked};
-use crate::json;
+use crate::fencepost::Fencepost;
+use crate::json::{self, checked};
 
 /// Attempts when the key keeps vanishing between a lost put and the read-back.
 const CLAIM_ATTEMPTS: u32 = 8;

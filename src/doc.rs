@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::fencepost::{Fencepost, Transition, checked};
-use crate::json;
+use crate::fencepost::{Fencepost, Transition};
+use crate::json::{self, checked};
 use crate::objects::Objects;
 
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;

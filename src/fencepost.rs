@@ -7,11 +7,12 @@ use serde_json::Value;
 
 use crate::LocalBoxFuture;
 use crate::cancel::Cancel;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::objects::Objects;
+use crate::platform::SystemClock;
 use crate::retry::RetryPolicy;
 use crate::store::ObjectStore;
-use crate::time::{Clock, ClockSource, SystemClock};
+use crate::time::{Clock, ClockSource};
 
 /// A caller-supplied transition of a JSON value (`stateFn`, `update`, `cooperativeWrite`…). It may
 /// be called more than once (each lost race calls it again), so it must be pure. An `Err` aborts the
@@ -59,30 +60,5 @@ impl Fencepost {
     /// The layer-0 API on the same store.
     pub fn objects(&self) -> &Objects {
         &self.objects
-    }
-}
-
-/// Validate a value produced by a caller before it is encoded and written.
-pub(crate) fn checked(value: Value) -> Result<Value> {
-    crate::json::check_value(&value)?;
-    Ok(value)
-}
-
-pub(crate) fn validate_ttl(ttl: f64) -> Result<()> {
-    if ttl.is_finite() && ttl > 0.0 && ttl <= 100.0 * 365.0 * 86_400.0 {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "ttl must be a number of seconds > 0 (at most 100 years), got {}",
-            crate::json::number_text(ttl)
-        )))
-    }
-}
-
-pub(crate) fn validate_holder(holder: &str) -> Result<()> {
-    if holder.is_empty() || holder.len() > 1024 || holder.chars().any(char::is_control) {
-        Err(Error::invalid("holder must be a non-empty string of at most 1024 bytes without control characters"))
-    } else {
-        Ok(())
     }
 }

@@ -38,8 +38,9 @@ pub use error::{Error, Result, StorageFailure};
 pub use fencepost::{Fencepost, Options};
 pub use lease::{Lease, LeaseOptions};
 pub use objects::{Objects, Written};
+pub use platform::SystemClock;
 pub use retry::RetryPolicy;
-pub use time::{Clock, ClockSource, ManualClock, SystemClock, Timestamp};
+pub use time::{Clock, ClockSource, ManualClock, Timestamp};
 
 /// A boxed future that need not be `Send`: wasm hosts and Workers are single-threaded.
 pub type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;

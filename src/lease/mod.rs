@@ -29,7 +29,8 @@ pub use keep_alive::renew_margin;
 
 use crate::cancel::Cancel;
 use crate::error::{Error, Result};
-use crate::fencepost::{Transition, checked};
+use crate::fencepost::Transition;
+use crate::json::checked;
 use crate::objects::Objects;
 use crate::store::{StoredObject, WriteMeta};
 use crate::time::Timestamp;
