@@ -17,6 +17,8 @@ pub mod claim;
 pub mod doc;
 pub mod error;
 pub mod fencepost;
+#[cfg(target_arch = "wasm32")]
+mod js;
 pub mod json;
 pub mod keys;
 pub mod lease;

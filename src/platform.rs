@@ -51,17 +51,8 @@ pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
 #[cfg(target_arch = "wasm32")]
 mod imp {
     use super::*;
-    use wasm_bindgen::prelude::*;
-
-    #[wasm_bindgen]
-    extern "C" {
-        // The global `setTimeout` / `clearTimeout`, present in Workers, Deno, Node and browsers
-        // (`window` is not).
-        #[wasm_bindgen(js_name = setTimeout)]
-        fn set_timeout(callback: &js_sys::Function, millis: f64) -> JsValue;
-        #[wasm_bindgen(js_name = clearTimeout)]
-        fn clear_timeout(handle: &JsValue);
-    }
+    use crate::js::{clear_timeout, set_timeout};
+    use wasm_bindgen::JsValue;
 
     /// Hosts clamp longer delays to about 1 ms (a 32-bit millisecond count): longer sleeps end
     /// early instead, and every caller re-checks the time after a sleep.
