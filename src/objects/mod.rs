@@ -163,7 +163,8 @@ impl Objects {
         if at.is_on_wire() { Ok(at) } else { Err(Error::invalid("the deadline would fall after the year 9999")) }
     }
 
-    /// Key rules (SPEC) plus the store's own budget: a store prefix uses up part of S3's and R2's
+    /// The key rules (`keys`: non-empty, at most 1024 bytes, no control characters, no `.`/`..`
+    /// segment, not under CairnDB's reserved prefixes) plus the store's own budget: a store prefix uses up part of S3's and R2's
     /// 1024 bytes, so an over-long key is an `InvalidArgument` here rather than a refusal there.
     pub fn check_key(&self, key: &str) -> Result<()> {
         validate_key(key)?;

@@ -2,7 +2,7 @@
 //! (`tests/native.rs`) and in wasm under Node against the memory store, SeaweedFS and moto through
 //! `fetch` (`tests/wasm.rs`). Each case gets a fresh, empty namespace, a manual clock (so expiry is
 //! exact) and a counting, fault-injecting wrapper (so requests per operation are asserted against
-//! SPEC's floor).
+//! the floor in the README's "Requests per operation").
 
 #![allow(dead_code)]
 

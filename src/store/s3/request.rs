@@ -7,7 +7,7 @@ use crate::store::{FailureKind, Precondition, StoreError, WriteMeta, normalize_e
 use crate::time::Timestamp;
 
 /// Write provenance travels as user metadata: `x-amz-meta-<name>` for each [`WriteMeta::entries`]
-/// name (read back after an ambiguous write; see SPEC "Ambiguous writes").
+/// name, read back after an ambiguous write to learn whether it landed (see [`crate::Objects`]).
 pub const META_PREFIX: &str = "x-amz-meta-";
 /// The write token header (tests, CORS rules).
 pub const TOKEN_HEADER: &str = "x-amz-meta-fencepost-token";
