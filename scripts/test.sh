@@ -46,6 +46,8 @@ count_plain() { awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$1; f+=$3} END {print p
 
 if want native; then
   stage native count_cargo cargo test --all-targets
+  # The rustdoc examples (claim, lease, doc, objects, testing, the README's Rust blocks) run too.
+  stage doctests count_cargo cargo test --doc
 fi
 
 needs_pkg=0
