@@ -3,8 +3,8 @@
 # runs every stage, stops the servers, and prints one summary line.
 #
 #   scripts/test.sh            all stages
-#   scripts/test.sh node deno  only these stages (native wasm node examples types package deno workerd browser
-#                              bundlers demo chaos)
+#   scripts/test.sh node deno  only these stages (native lint native-s3 wasm node examples types package deno
+#                              workerd browser bundlers demo chaos)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -13,7 +13,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native wasm node examples types package deno workerd browser bundlers demo chaos)
+[ ${#stages[@]} -eq 0 ] && stages=(native lint native-s3 wasm node examples types package deno workerd browser bundlers demo chaos)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -47,12 +47,29 @@ count_plain() { awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$1; f+=$3} END {print p
 if want native; then
   stage native count_cargo cargo test --all-targets
   # The rustdoc examples (claim, lease, doc, objects, testing, the README's Rust blocks) run too.
-  stage doctests count_cargo cargo test --doc
+  stage doctests count_cargo cargo test --doc --features reqwest
+fi
+if want lint; then
+  # The Rust API as docs.rs shows it, and clippy on every target and feature set users build.
+  lint_rust() {
+    local ok=0
+    run() { echo "+ $*"; "$@" || ok=1; }
+    run cargo clippy --quiet --all-targets -- -D warnings
+    run cargo clippy --quiet --all-targets --features reqwest -- -D warnings
+    run cargo clippy --quiet --lib --target wasm32-unknown-unknown -- -D warnings
+    run cargo clippy --quiet --lib --target wasm32-unknown-unknown --features worker -- -D warnings
+    run env RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --features reqwest
+    run env RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --target wasm32-unknown-unknown --features worker
+    [ $ok -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
+    return $ok
+  }
+  stage lint count_plain lint_rust
 fi
 
 needs_pkg=0
 needs_servers=0
 for s in wasm node examples types deno workerd browser demo chaos; do want "$s" && needs_pkg=1 && needs_servers=1; done
+want native-s3 && needs_servers=1   # the Rust crate against the servers, no package
 for s in package bundlers; do want "$s" && needs_pkg=1; done   # the built package, no test servers
 if [ $needs_pkg -eq 1 ]; then
   bash scripts/build-pkg.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -64,6 +81,10 @@ if [ $needs_servers -eq 1 ]; then
   set -a; . .run/servers.env; set +a
 fi
 
+if want native-s3; then
+  # The conformance suite natively through ReqwestTransport against SeaweedFS and moto.
+  stage native-s3 count_cargo cargo test --features reqwest --test native_s3
+fi
 if want wasm; then
   # The workers-rs flavour of the R2 store must keep compiling (it has no JS-side test of its own).
   cargo check --quiet --lib --target wasm32-unknown-unknown --features worker || failed_stages+=("worker-feature-build")

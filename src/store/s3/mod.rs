@@ -22,6 +22,13 @@ mod fetch;
 #[cfg(target_arch = "wasm32")]
 pub use fetch::FetchTransport;
 
+#[cfg(all(feature = "reqwest", not(target_arch = "wasm32")))]
+mod reqwest_transport;
+
+#[cfg(all(feature = "reqwest", not(target_arch = "wasm32")))]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub use reqwest_transport::ReqwestTransport;
+
 use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
