@@ -13,7 +13,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native lint native-s3 wasm node examples types package deno workerd browser bundlers demo chaos)
+[ ${#stages[@]} -eq 0 ] && stages=(native lint native-s3 wasm node examples types package deno workerd browser bundlers demo rust-worker chaos)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -58,6 +58,7 @@ if want lint; then
     run cargo clippy --quiet --all-targets --features reqwest -- -D warnings
     run cargo clippy --quiet --lib --target wasm32-unknown-unknown -- -D warnings
     run cargo clippy --quiet --lib --target wasm32-unknown-unknown --features worker -- -D warnings
+    run cargo clippy --quiet --manifest-path examples/worker-rs/Cargo.toml --target wasm32-unknown-unknown -- -D warnings
     run env RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --features reqwest
     run env RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --target wasm32-unknown-unknown --features worker
     [ $ok -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
@@ -126,6 +127,12 @@ fi
 
 if want demo; then
   stage demo count_demo node js/demo/run-demo.mjs
+fi
+
+if want rust-worker; then
+  # The Rust example Worker (workers-rs, fencepost's `worker` feature), built by worker-build and
+  # checked by the same demo as js/worker.js on local workerd + local R2.
+  stage rust-worker count_demo bash scripts/rust-worker.sh
 fi
 
 if want chaos; then
