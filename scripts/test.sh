@@ -3,8 +3,8 @@
 # runs every stage, stops the servers, and prints one summary line.
 #
 #   scripts/test.sh            all stages
-#   scripts/test.sh node deno  only these stages (native lint native-s3 wasm node examples types package deno
-#                              workerd browser bundlers demo chaos)
+#   scripts/test.sh node deno  only these stages (native lint native-s3 service wasm node examples types
+#                              package deno workerd browser bundlers demo rust-worker chaos)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -13,7 +13,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native lint native-s3 wasm node examples types package deno workerd browser bundlers demo rust-worker chaos)
+[ ${#stages[@]} -eq 0 ] && stages=(native lint native-s3 service wasm node examples types package deno workerd browser bundlers demo rust-worker chaos)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -70,7 +70,7 @@ fi
 needs_pkg=0
 needs_servers=0
 for s in wasm node examples types deno workerd browser demo chaos; do want "$s" && needs_pkg=1 && needs_servers=1; done
-want native-s3 && needs_servers=1   # the Rust crate against the servers, no package
+for s in native-s3 service; do want "$s" && needs_servers=1; done   # the Rust crate on the servers, no package
 for s in package bundlers; do want "$s" && needs_pkg=1; done   # the built package, no test servers
 if [ $needs_pkg -eq 1 ]; then
   bash scripts/build-pkg.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -85,6 +85,22 @@ fi
 if want native-s3; then
   # The conformance suite natively through ReqwestTransport against SeaweedFS and moto.
   stage native-s3 count_cargo cargo test --features reqwest --test native_s3
+fi
+if want service; then
+  # examples/service.rs plays a Worker and a native service on one bucket (claims, a cancel).
+  service_selftest() {
+    local server rc=0
+    for server in SEAWEED MOTO; do
+      local e="FENCEPOST_${server}_ENDPOINT" b="FENCEPOST_${server}_BUCKET" r="FENCEPOST_${server}_REGION"
+      local a="FENCEPOST_${server}_ACCESS_KEY" k="FENCEPOST_${server}_SECRET_KEY"
+      echo "--- service selftest on ${server,,}"
+      FENCEPOST_S3_ENDPOINT=${!e} FENCEPOST_S3_BUCKET=${!b} FENCEPOST_S3_REGION=${!r} \
+        FENCEPOST_S3_ACCESS_KEY=${!a} FENCEPOST_S3_SECRET_KEY=${!k} \
+        cargo run --quiet --example service --features reqwest -- selftest || rc=1
+    done
+    return $rc
+  }
+  stage service count_plain service_selftest
 fi
 if want wasm; then
   # The workers-rs flavour of the R2 store must keep compiling (it has no JS-side test of its own).
