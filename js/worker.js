@@ -33,19 +33,45 @@
 //   curl http://127.0.0.1:8787/ticks
 // (`wrangler dev --test-scheduled` also offers /__scheduled?cron=..., which ignores `time`.)
 
+// Testing it: `createWorker(seams)` builds the same Worker with its seams replaced (the store under
+// the R2 binding, Fencepost's options such as a manual clock, the job's step function), so a test
+// can lose the claim's response or expire a lease by moving a clock; the default export is
+// `createWorker()`. The tests in tests/workers/ run it inside workerd (vitest-pool-workers).
+
 import { Fencepost, countingStore, LeaseLost, InvalidArgument } from "fencepost";
 
-export default {
-  /** Cron Trigger: claim the tick, and if this invocation won it, do the tick's work. */
-  async scheduled(controller, env, ctx) {
-    await runTick(controller, env);
-  },
+/**
+ * The Worker, with its seams. Every one is optional; `createWorker()` is the deployed Worker.
+ *   store(env)  the store (or R2 binding) under this invocation's Fencepost; default env.BUCKET.
+ *               Called once per invocation; it may return the same store every time (a test's
+ *               `faultStore(env.BUCKET)`). It is wrapped in `countingStore` for the logs.
+ *   options     `new Fencepost(store, options)`: e.g. `{clock: manualClock()}` in a test; the
+ *               Worker's own idea of "now" (is a job's lease held?) follows that clock too.
+ *   doStep(jobId, step, ms)  one step of the job's work (default: wait `ms`).
+ */
+export function createWorker({ store = (env) => env.BUCKET, options = {}, doStep = simulatedStep } = {}) {
+  const deps = { store, options, doStep, now: clockOf(options) };
+  return {
+    /** Cron Trigger: claim the tick, and if this invocation won it, do the tick's work. */
+    async scheduled(controller, env, ctx) {
+      await runTick(controller, env, deps);
+    },
 
-  /** Small JSON API over the same bucket. */
-  async fetch(request, env, ctx) {
-    return handleRequest(request, env);
-  },
-};
+    /** Small JSON API over the same bucket. */
+    async fetch(request, env, ctx) {
+      return handleRequest(request, env, deps);
+    },
+  };
+}
+
+export default createWorker();
+
+/** Milliseconds since the epoch, as the Fencepost options see them (manual clock, `now`, or Date.now). */
+function clockOf(options) {
+  if (options.clock && typeof options.clock.now === "function") return () => options.clock.now();
+  if (typeof options.now === "function") return () => Number(options.now());
+  return () => Date.now();
+}
 
 // ----------------------------------------------------------------------------------- settings
 
@@ -64,9 +90,9 @@ function settings(env) {
  * line can say how many R2 requests (Workers subrequests) each operation cost. In production you
  * would usually write `new Fencepost(env.BUCKET)`; `r2Store(env.BUCKET, {prefix})` adds a prefix.
  */
-function open(env) {
-  const store = countingStore(env.BUCKET);
-  const db = new Fencepost(store);
+function open(env, deps) {
+  const store = countingStore(deps.store(env));
+  const db = new Fencepost(store, deps.options);
   return {
     db,
     store,
@@ -88,21 +114,21 @@ function log(event, fields) {
 /** Diagnostics only: how many ticks this isolate is running right now (the racers overlap). */
 let inFlight = 0;
 
-async function runTick(controller, env) {
+async function runTick(controller, env, deps) {
   // A short name for this invocation, so that the logs can tell the racers apart.
   const invocation = crypto.randomUUID().slice(0, 8);
   // The tick this event is for. Cron has minute resolution, so flooring to the minute names the
   // same tick for every delivery of it, even where the firing time carries milliseconds (as with
   // `wrangler dev`'s /__scheduled, which passes the current time).
   const tick = new Date(Math.floor(controller.scheduledTime / 60_000) * 60_000).toISOString();
-  const { db, requests } = open(env);
+  const { db, requests } = open(env, deps);
   inFlight++;
   try {
     // One key per (cron expression, scheduled time). All invocations for this tick race on it;
     // the value says who won. Claims are immutable: the key also records that the tick ran.
     const claim = await db.claim(`cron/${controller.cron}/${tick}`, {
       invocation,
-      claimedAt: new Date().toISOString(),
+      claimedAt: new Date(deps.now()).toISOString(),
     });
     const claimRequests = requests(); // 1 when won, 2 when lost (the loser reads the winner)
     const racing = inFlight; // invocations of this Worker in flight in this isolate just now
@@ -114,7 +140,7 @@ async function runTick(controller, env) {
     }
 
     // This invocation, and no other, does the tick's work: advance today's job.
-    const job = await advanceJob(db, env, `rollup-${tick.slice(0, 10)}`, invocation);
+    const job = await advanceJob(db, env, `rollup-${tick.slice(0, 10)}`, invocation, deps.doStep);
     log("tick.won", { cron: controller.cron, tick, invocation, requests: claimRequests, racing, job: { ...job, requests: requests() } });
   } catch (err) {
     log("tick.error", { cron: controller.cron, tick, invocation, error: String(err), code: err?.code });
@@ -135,7 +161,7 @@ class JobFinished extends Error {
 }
 
 /** The job's "work": one step of a rollup. Steps must be idempotent (see the checkpoint below). */
-async function doStep(jobId, step, ms) {
+async function simulatedStep(jobId, step, ms) {
   await new Promise((resolve) => setTimeout(resolve, ms));
 }
 
@@ -150,7 +176,7 @@ async function doStep(jobId, step, ms) {
  *   "lost"      LeaseLost: another invocation took the job over; our work since the last
  *               checkpoint is discarded
  */
-async function advanceJob(db, env, jobId, invocation) {
+async function advanceJob(db, env, jobId, invocation, doStep) {
   const { jobSteps, stepsPerTick, stepMs, jobTtl } = settings(env);
   const key = `jobs/${jobId}`;
 
@@ -228,16 +254,16 @@ function recordRun(runs, run) {
 
 // --------------------------------------------------------------------------------- HTTP API
 
-async function handleRequest(request, env) {
+async function handleRequest(request, env, deps) {
   const url = new URL(request.url);
-  const { db, requests } = open(env);
+  const { db, requests } = open(env, deps);
   try {
     if (request.method === "GET" && url.pathname === "/ticks") {
       return json(200, { ticks: await listTicks(db) });
     }
     let m = url.pathname.match(/^\/jobs\/([A-Za-z0-9_-]+)$/);
     if (m && request.method === "GET") {
-      const job = await readJob(db, m[1]);
+      const job = await readJob(db, m[1], deps.now());
       return job ? json(200, job) : json(404, { error: `no job ${m[1]}` });
     }
     m = url.pathname.match(/^\/jobs\/([A-Za-z0-9_-]+)\/cancel$/);
@@ -284,11 +310,11 @@ async function listTicks(db) {
  * A job's lease document, read as plain JSON: `{epoch, holder, deadline_at, state}`. The holder
  * token is a credential (whoever knows it can `attachLease`), so it is not shown.
  */
-async function readJob(db, id) {
+async function readJob(db, id, now) {
   const got = await db.doc(`jobs/${id}`).get();
   if (!got) return null;
   const { epoch, holder, deadline_at, state } = got.value;
-  const held = holder !== null && Date.parse(deadline_at) > Date.now();
+  const held = holder !== null && Date.parse(deadline_at) > now;
   return { id, epoch, held, deadlineAt: deadline_at, state };
 }
 

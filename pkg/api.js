@@ -9,6 +9,7 @@
 import { core, initWasm, isReady } from "./runtime.js";
 import { fromFailure, InvalidArgument, LeaseLost } from "./errors.js";
 import { func, options, string } from "./options.js";
+import { fromJson, jsonCallback, toJson } from "./json.js";
 
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
 const DENO_INSPECT = Symbol.for("Deno.customInspect");
@@ -214,7 +215,9 @@ export class Fencepost {
   async claim(/** @type {string} */ key, /** @type {unknown} */ value, /** @type {any} */ opts) {
     string(key, "key");
     const { signal } = options(opts, signalOnly, "claim options");
-    return await run(() => this.#core.get().claim(key, value, signal ?? undefined));
+    const json = toJson(value, "value");
+    const [won, k, winner, etag] = await run(() => this.#core.get().claim(key, json, signal ?? undefined));
+    return { won, key: k, value: JSON.parse(winner), etag };
   }
 
   /** Acquire a lease: a `Lease`, or null when held by someone else. */
@@ -226,7 +229,8 @@ export class Fencepost {
     const o = options(opts, LEASE_OPTIONS, "lease options");
     if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("lease options.ttl (seconds) is required");
     const inner = await run(() => this.#core.get().lease(key, o.ttl, o.holder ?? undefined,
-      o.stealIfExpired ?? undefined, o.stateFn ?? undefined, o.wait ?? undefined, o.signal ?? undefined));
+      o.stealIfExpired ?? undefined, o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined,
+      o.wait ?? undefined, o.signal ?? undefined));
     return inner ? new Lease(inner) : null;
   }
 
@@ -260,7 +264,8 @@ export class Fencepost {
     string(key, "key");
     func(fn, "cooperativeWrite's second argument");
     const { signal } = options(opts, signalOnly, "cooperativeWrite options");
-    return await run(() => this.#core.get().cooperativeWrite(key, fn, signal ?? undefined));
+    const transition = jsonCallback(fn, "the callback's result");
+    return fromJson(await run(() => this.#core.get().cooperativeWrite(key, transition, signal ?? undefined)));
   }
 
   /** Re-attach to the holder's current period: a `Lease`, or null. One read, no write. */
@@ -308,7 +313,7 @@ const live = (/** @type {(s: any[]) => unknown} */ pick) => ({
 });
 const LIVE_FIELDS = {
   /** The state this handle last saw or wrote. */
-  state: live((s) => s[0]),
+  state: live((s) => JSON.parse(s[0])),
   deadlineAt: live((s) => new Date(s[1])),
   etag: live((s) => s[2] ?? undefined),
   released: live((s) => s[3]),
@@ -318,7 +323,11 @@ const LIVE_FIELDS = {
 export class Lease {
   #core;
   #holder;
-  #ended = new AbortController();
+  /** Made when `signal` is first asked for (an AbortController per lease is not free). */
+  /** @type {AbortController | undefined} */
+  #ended;
+  /** @type {LeaseLost | undefined} */
+  #endReason;
   /** @type {{stop(): Promise<void>} | undefined} */
   #keeper;
 
@@ -346,6 +355,10 @@ export class Lease {
 
   /** Aborted (reason: a `LeaseLost`) as soon as this handle learns its period is over. */
   get signal() {
+    if (!this.#ended) {
+      this.#ended = new AbortController();
+      if (this.#endReason) this.#ended.abort(this.#endReason);
+    }
     return this.#ended.signal;
   }
 
@@ -365,13 +378,13 @@ export class Lease {
     } catch (e) {
       if (e instanceof LeaseLost) this.#end(e);
       throw e;
-    } finally {
-      if (this.released) this.#end(released(this.key));
     }
   }
 
   #end(/** @type {LeaseLost} */ reason) {
-    if (!this.#ended.signal.aborted) this.#ended.abort(reason);
+    if (this.#endReason) return;
+    this.#endReason = reason;
+    this.#ended?.abort(reason);
   }
 
   /** deadline = now + ttl; the state is kept (cooperative writes absorbed). */
@@ -384,20 +397,24 @@ export class Lease {
   async updateState(/** @type {Function} */ fn, /** @type {any} */ opts) {
     func(fn, "updateState's argument");
     const { signal } = options(opts, signalOnly, "updateState options");
-    return this.#call(() => this.#core.updateState(fn, signal ?? undefined));
+    const transition = jsonCallback(fn, "updateState's result");
+    return JSON.parse(await this.#call(() => this.#core.updateState(transition, signal ?? undefined)));
   }
 
   /** Guarded replace of the state (unseen cooperative writes are discarded). */
   async write(/** @type {unknown} */ state, /** @type {any} */ opts) {
     const { signal } = options(opts, signalOnly, "write options");
-    return this.#call(() => this.#core.write(state, signal ?? undefined));
+    const json = toJson(state, "state");
+    return JSON.parse(await this.#call(() => this.#core.write(json, signal ?? undefined)));
   }
 
   /** holder = null, deadline = now; `{state}` optionally sets a final state. */
   async release(/** @type {any} */ opts) {
     const o = options(opts, { state: "any", signal: "signal" }, "release options");
     const hasState = opts != null && Object.hasOwn(opts, "state") && opts.state !== undefined;
-    await this.#call(() => this.#core.release(hasState, hasState ? o.state : undefined, o.signal ?? undefined));
+    const json = hasState ? toJson(o.state, "release options.state") : undefined;
+    await this.#call(() => this.#core.release(json, o.signal ?? undefined));
+    this.#end(released(this.key));
   }
 
   /**
@@ -411,7 +428,7 @@ export class Lease {
   keepAlive(/** @type {any} */ opts) {
     const { every } = options(opts, { every: "number" }, "keepAlive options");
     if (this.#keeper) return this.#keeper;
-    if (this.#ended.signal.aborted) throw this.#ended.signal.reason;
+    if (this.#endReason) throw this.#endReason;
     const stop = new AbortController();
     let running;
     try {
@@ -439,7 +456,7 @@ export class Lease {
   /** `await using lease = …`: releases at the end of the scope (nothing to do when already over). */
   async [ASYNC_DISPOSE]() {
     await this.#keeper?.stop();
-    if (this.#ended.signal.aborted) return;
+    if (this.#endReason) return;
     try {
       await this.release();
     } catch (e) {
@@ -481,8 +498,9 @@ export class Doc {
   async get(/** @type {any} */ opts) {
     const { signal } = options(opts, signalOnly, "get options");
     const got = await run(() => this.#core.get().get(signal ?? undefined));
-    if (got && this.#schema) got.value = await validate(this.#schema, got.value, this.key);
-    return got;
+    if (!got) return null;
+    const value = JSON.parse(got[0]);
+    return { value: this.#schema ? await validate(this.#schema, value, this.key) : value, etag: got[1] };
   }
 
   /** Read, apply `fn`, compare-and-swap, retry on conflict; resolves to the value written. */
@@ -496,8 +514,10 @@ export class Doc {
       ? async (/** @type {unknown} */ v) => validate(schema, await fn(await validate(schema, v, key)), key)
       : fn;
     const hasCreate = opts != null && Object.hasOwn(opts, "create") && opts.create !== undefined;
-    return await run(() => this.#core.get().update(transition, hasCreate, hasCreate ? o.create : undefined,
+    const create = hasCreate ? toJson(o.create, "update options.create") : undefined;
+    const written = await run(() => this.#core.get().update(jsonCallback(transition, "update's result"), create,
       o.maxAttempts ?? undefined, o.signal ?? undefined));
+    return JSON.parse(written);
   }
 
   /** Delete the document (idempotent). */
@@ -540,7 +560,7 @@ export class Objects {
   async get(/** @type {string} */ key, /** @type {any} */ opts) {
     string(key, "key");
     const { signal } = options(opts, signalOnly, "get options");
-    return await run(() => this.#core.get().get(key, signal ?? undefined));
+    return stored(await run(() => this.#core.get().get(key, signal ?? undefined)));
   }
 
   /** `{etag}`, or null when `{ifAbsent}` / `{ifMatch}` did not hold. */
@@ -549,8 +569,9 @@ export class Objects {
     const o = options(opts, PUT_OPTIONS, "put options");
     if (o.ifAbsent && o.ifMatch != null) throw new InvalidArgument("ifAbsent and ifMatch cannot be combined");
     const bytes = toBytes(data);
-    return await run(() => this.#core.get().put(key, bytes, o.ifAbsent === true, o.ifMatch ?? undefined,
+    const written = await run(() => this.#core.get().put(key, bytes, o.ifAbsent === true, o.ifMatch ?? undefined,
       o.signal ?? undefined));
+    return written && { etag: written[0] };
   }
 
   /** Delete; a missing key is a no-op. */
@@ -571,9 +592,14 @@ export class Objects {
   async waitFor(/** @type {string} */ key, /** @type {any} */ opts) {
     string(key, "key");
     const o = options(opts, WAIT_OPTIONS, "waitFor options");
-    return await run(() => this.#core.get().waitFor(key, o.timeout ?? undefined, o.pollInterval ?? undefined,
-      o.changedFrom ?? undefined, o.signal ?? undefined));
+    return stored(await run(() => this.#core.get().waitFor(key, o.timeout ?? undefined, o.pollInterval ?? undefined,
+      o.changedFrom ?? undefined, o.signal ?? undefined)));
   }
+}
+
+/** `[data, etag]` from the core as `{data, etag}` (null stays null). */
+function stored(/** @type {[Uint8Array, string] | null} */ o) {
+  return o && { data: o[0], etag: o[1] };
 }
 
 /** Object data: a Uint8Array, an ArrayBuffer (or a view of one), or a string (stored as UTF-8). */

@@ -199,6 +199,9 @@ export function fromFailure(e) {
   // An abort the core raised on its own (no JS reason to hand back): the platform's AbortError.
   if (code === "ABORTED") return new DOMException(message, "AbortError");
   const C = byCode.get(code) ?? FencepostError;
+  // A cause the core reports (an abort's reason, the failure that made a write ambiguous) is
+  // handed back as the caller knows it: a JS value unchanged, a core failure as its class.
+  if ("cause" in details) details.cause = fromFailure(details.cause);
   const err = new C(message, details);
   // Drop this helper's own frame: the stack starts at the API method and runs into the caller.
   const capture = /** @type {any} */ (Error).captureStackTrace;

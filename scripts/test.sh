@@ -3,8 +3,9 @@
 # runs every stage, stops the servers, and prints one summary line.
 #
 #   scripts/test.sh            all stages
-#   scripts/test.sh node deno  only these stages (native lint native-s3 service wasm node examples types
-#                              package deno workerd browser bundlers demo rust-worker chaos)
+#   scripts/test.sh node deno  only these stages (native lint servers native-s3 service wasm node examples
+#                              types package deno workerd workers browser bundlers playground demo
+#                              rust-worker chaos)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -13,7 +14,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native lint native-s3 service wasm node examples types package deno workerd browser bundlers demo rust-worker chaos)
+[ ${#stages[@]} -eq 0 ] && stages=(native lint servers native-s3 service wasm node examples types package deno workerd workers browser bundlers playground demo rust-worker chaos)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -42,6 +43,7 @@ count_cargo() { awk '/^test result:/ {p+=$4; f+=$6} END {print p+0, f+0}' "$1"; 
 count_node() { awk '/^# pass / {p+=$3} /^# fail / {f+=$3} /^ℹ pass / {p+=$3} /^ℹ fail / {f+=$3} END {print p+0, f+0}' "$1"; }
 count_deno() { sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '/^(ok|FAILED) \|/ {p+=$3; f+=$6} END {print p+0, f+0}'; }
 count_demo() { awk '/^All [0-9]+ checks passed/ {p+=$2} END {print p+0, 0}' "$1"; }
+count_vitest() { sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '/^ *Tests  / {for (i = 2; i <= NF; i++) {if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1)}} END {print p+0, f+0}'; }
 count_plain() { awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$1; f+=$3} END {print p+0, f+0}' "$1"; }
 
 if want native; then
@@ -74,8 +76,8 @@ fi
 needs_pkg=0
 needs_servers=0
 for s in wasm node examples types deno workerd browser demo chaos; do want "$s" && needs_pkg=1 && needs_servers=1; done
-for s in native-s3 service; do want "$s" && needs_servers=1; done   # the Rust crate on the servers, no package
-for s in package bundlers; do want "$s" && needs_pkg=1; done   # the built package, no test servers
+for s in package bundlers workers playground; do want "$s" && needs_pkg=1; done   # the built package, no test servers
+for s in servers native-s3 service; do want "$s" && needs_servers=1; done         # the servers, no package
 if [ $needs_pkg -eq 1 ]; then
   bash scripts/build-pkg.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
   bash scripts/install-pkg.sh || { echo "packing failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -86,6 +88,11 @@ if [ $needs_servers -eq 1 ]; then
   set -a; . .run/servers.env; set +a
 fi
 
+if want servers; then
+  # The servers themselves still honour what the suites assume (conditional PUTs, an atomic race,
+  # SigV4 enforced): a server regression shows here, not as a fencepost failure further on.
+  stage servers count_plain .tools/venv/bin/python scripts/servers/selftest.py
+fi
 if want native-s3; then
   # The conformance suite natively through ReqwestTransport against SeaweedFS and moto.
   stage native-s3 count_cargo cargo test --features reqwest --test native_s3
@@ -136,6 +143,11 @@ fi
 if want workerd; then
   stage workerd count_plain node tests/js/workerd/run.mjs
 fi
+if want workers; then
+  # The example Worker's own tests, as Workers users write them: vitest inside workerd
+  # (@cloudflare/vitest-pool-workers), local R2 (tests/workers/).
+  stage workers count_vitest vitest run --config tests/workers/vitest.config.mjs
+fi
 if want browser; then
   stage browser count_plain node tests/js/browser/run.mjs
   stage lost-responses count_plain node tests/js/browser/lost-responses.mjs
@@ -143,6 +155,11 @@ fi
 
 if want bundlers; then
   stage bundlers count_plain node tests/js/bundlers/run.mjs
+fi
+
+if want playground; then
+  # The playground page (js/playground/) in headless Chromium: seeded runs, invariants, the drawn timeline.
+  stage playground count_plain node tests/js/playground/run.mjs
 fi
 
 if want demo; then

@@ -1,82 +1,51 @@
 #!/usr/bin/env python3
-"""Stdlib-only helpers for scripts/servers/*.sh: a tiny SigV4 S3 client, free-port picking
-and readiness polling. No third-party imports, so it runs with any Python 3.8+.
+"""Helpers for scripts/servers/*.sh: free-port picking, and an S3 client (boto3, installed with
+moto in .tools/venv) for readiness polling, the browser CORS rule and selftest.py.
 
 Subcommands (all print diagnostics to stderr, exit 0 on success):
   ports N                 print N distinct free TCP ports on 127.0.0.1, each P chosen so that
                           P+10000 is free as well (SeaweedFS's gRPC convention), space-separated
   port                    print one free port (no +10000 requirement)
   wait ENDPOINT BUCKET ACCESS SECRET REGION TIMEOUT PID [create]
-                          poll a signed ListObjectsV2 on BUCKET until it answers 200; with
-                          `create`, PUT the bucket first when it answers 404 (used for moto);
+                          poll ListObjectsV2 on BUCKET until it answers; with `create`, create
+                          the bucket first when it answers NoSuchBucket (used for moto);
                           fails early when PID dies
   probe ENDPOINT BUCKET ACCESS SECRET REGION
-                          one signed ListObjectsV2 with a 2 s timeout; exit 0 iff 200
+                          one ListObjectsV2 with a 2 s timeout; exit 0 iff it answers
+  cors ENDPOINT BUCKET ACCESS SECRET REGION
+                          put the bucket CORS rule browser pages need (README, "Browser")
 """
-import base64
-import datetime
-import hashlib
-import hmac
-import http.client
-import os
 import random
 import socket
 import sys
 import time
-import urllib.parse
-
-_UNRESERVED = "-_.~"
 
 
-def _q(s, safe=_UNRESERVED):
-    return urllib.parse.quote(s, safe=safe)
+def client(endpoint, access_key, secret_key, region="us-east-1", timeout=10.0, signed=True):
+    """A boto3 S3 client for one of the local servers: path-style, no retries, short timeouts.
+
+    signed=False sends anonymous (unsigned) requests."""
+    import boto3
+    from botocore import UNSIGNED
+    from botocore.config import Config
+
+    config = Config(
+        signature_version="s3v4" if signed else UNSIGNED,
+        s3={"addressing_style": "path"},
+        connect_timeout=timeout,
+        read_timeout=timeout,
+        retries={"total_max_attempts": 1},
+        # Plain payload signing (no aws-chunked trailers), as fencepost itself sends.
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+    )
+    return boto3.client("s3", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
+                        aws_secret_access_key=secret_key, config=config)
 
 
-def request(method, endpoint, bucket, key=None, query=None, headers=None, body=b"",
-            access_key=None, secret_key=None, region="us-east-1", timeout=10.0):
-    """Send one path-style S3 request; sign it with SigV4 when access_key is given.
-
-    Returns (status, {lower-case header: value}, body bytes)."""
-    u = urllib.parse.urlsplit(endpoint)
-    path = "/" + _q(bucket) if bucket else "/"
-    if key is not None:
-        path += "/" + _q(key, safe="/" + _UNRESERVED)
-    pairs = sorted((_q(k), _q(v)) for k, v in (query or {}).items())
-    qs = "&".join(f"{k}={v}" for k, v in pairs)
-    hdrs = {k.lower(): str(v).strip() for k, v in (headers or {}).items()}
-    hdrs["host"] = u.netloc
-    if body:
-        hdrs.setdefault("content-length", str(len(body)))
-    if access_key:
-        now = datetime.datetime.now(datetime.timezone.utc)
-        amz_date = now.strftime("%Y%m%dT%H%M%SZ")
-        day = amz_date[:8]
-        hdrs["x-amz-date"] = amz_date
-        hdrs["x-amz-content-sha256"] = hashlib.sha256(body).hexdigest()
-        names = sorted(hdrs)
-        canonical = "\n".join([
-            method, path, qs,
-            "".join(f"{n}:{hdrs[n]}\n" for n in names),
-            ";".join(names),
-            hdrs["x-amz-content-sha256"],
-        ])
-        scope = f"{day}/{region}/s3/aws4_request"
-        to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope,
-                             hashlib.sha256(canonical.encode()).hexdigest()])
-        k = ("AWS4" + secret_key).encode()
-        for part in (day, region, "s3", "aws4_request"):
-            k = hmac.new(k, part.encode(), hashlib.sha256).digest()
-        sig = hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest()
-        hdrs["authorization"] = (f"AWS4-HMAC-SHA256 Credential={access_key}/{scope}, "
-                                 f"SignedHeaders={';'.join(names)}, Signature={sig}")
-    conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=timeout)
-    try:
-        conn.request(method, path + ("?" + qs if qs else ""), body=body or None, headers=hdrs)
-        resp = conn.getresponse()
-        data = resp.read()
-        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
-    finally:
-        conn.close()
+def status_of(err):
+    """(HTTP status, S3 error code) of a botocore ClientError."""
+    return err.response.get("ResponseMetadata", {}).get("HTTPStatusCode"), err.response.get("Error", {}).get("Code")
 
 
 def _free(port):
@@ -121,9 +90,49 @@ def _alive(pid):
         return False
 
 
-def _list(endpoint, bucket, ak, sk, region, timeout):
-    return request("GET", endpoint, bucket, query={"list-type": "2", "max-keys": "1"},
-                   access_key=ak, secret_key=sk, region=region, timeout=timeout)
+def _wait(endpoint, bucket, ak, sk, region, timeout, pid, create):
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    s3 = client(endpoint, ak, sk, region, timeout=2.0)
+    deadline = time.monotonic() + float(timeout)
+    last = "no answer yet"
+    while time.monotonic() < deadline:
+        if not _alive(int(pid)):
+            sys.exit(f"s3util: server process {pid} exited before it was ready ({last})")
+        try:
+            s3.list_objects_v2(Bucket=bucket, MaxKeys=1)
+            return
+        except ClientError as e:
+            status, code = status_of(e)
+            last = f"HTTP {status} {code}"
+            if status == 404 and create:
+                try:
+                    s3.create_bucket(Bucket=bucket)
+                except (ClientError, BotoCoreError) as e2:
+                    last = f"create bucket: {e2}"
+        except BotoCoreError as e:
+            last = f"{type(e).__name__}: {e}"
+        time.sleep(0.1)
+    sys.exit(f"s3util: {endpoint} bucket {bucket} not ready after {timeout}s ({last})")
+
+
+def _cors(endpoint, bucket, ak, sk, region):
+    # Any origin, and the ETag and fencepost write-token headers exposed so pages can resolve
+    # ambiguous writes.
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    rule = {
+        "AllowedOrigins": ["*"],
+        "AllowedMethods": ["GET", "PUT", "DELETE", "HEAD"],
+        "AllowedHeaders": ["*"],
+        "ExposeHeaders": ["ETag", "x-amz-meta-fencepost-token", "x-amz-meta-fencepost-history",
+                          "x-amz-meta-fencepost-origin"],
+        "MaxAgeSeconds": 600,
+    }
+    try:
+        client(endpoint, ak, sk, region).put_bucket_cors(Bucket=bucket, CORSConfiguration={"CORSRules": [rule]})
+    except (ClientError, BotoCoreError) as e:
+        sys.exit(f"s3util: PutBucketCors on {endpoint}/{bucket}: {e}")
 
 
 def main(argv):
@@ -135,50 +144,18 @@ def main(argv):
     elif cmd == "port":
         print(pick_ports(1, paired=False)[0])
     elif cmd == "probe":
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        endpoint, bucket, ak, sk, region = args[:5]
         try:
-            status, _, _ = _list(*args[:5], timeout=2.0)
-        except OSError:
+            client(endpoint, ak, sk, region, timeout=2.0).list_objects_v2(Bucket=bucket, MaxKeys=1)
+        except (ClientError, BotoCoreError):
             sys.exit(1)
-        sys.exit(0 if status == 200 else 1)
     elif cmd == "wait":
         endpoint, bucket, ak, sk, region, timeout, pid = args[:7]
-        create = len(args) > 7 and args[7] == "create"
-        deadline = time.monotonic() + float(timeout)
-        last = "no answer yet"
-        while time.monotonic() < deadline:
-            if not _alive(int(pid)):
-                sys.exit(f"s3util: server process {pid} exited before it was ready ({last})")
-            try:
-                status, _, body = _list(endpoint, bucket, ak, sk, region, 2.0)
-                if status == 200:
-                    return
-                last = f"HTTP {status}: {body[:200]!r}"
-                if status == 404 and create:
-                    status, _, body = request("PUT", endpoint, bucket, access_key=ak,
-                                              secret_key=sk, region=region, timeout=2.0)
-                    last = f"create bucket: HTTP {status}: {body[:200]!r}"
-            except OSError as e:
-                last = f"{type(e).__name__}: {e}"
-            time.sleep(0.1)
-        sys.exit(f"s3util: {endpoint} bucket {bucket} not ready after {timeout}s ({last})")
+        _wait(endpoint, bucket, ak, sk, region, timeout, pid, create=len(args) > 7 and args[7] == "create")
     elif cmd == "cors":
-        # The bucket CORS rule browser users need (README): any origin, and the ETag and
-        # fencepost write-token headers exposed so pages can resolve ambiguous writes.
-        endpoint, bucket, ak, sk, region = args[:5]
-        rule = (b'<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin>'
-                b'<AllowedMethod>GET</AllowedMethod><AllowedMethod>PUT</AllowedMethod>'
-                b'<AllowedMethod>DELETE</AllowedMethod><AllowedMethod>HEAD</AllowedMethod>'
-                b'<AllowedHeader>*</AllowedHeader><ExposeHeader>ETag</ExposeHeader>'
-                b'<ExposeHeader>x-amz-meta-fencepost-token</ExposeHeader>'
-                b'<ExposeHeader>x-amz-meta-fencepost-history</ExposeHeader>'
-                b'<ExposeHeader>x-amz-meta-fencepost-origin</ExposeHeader>'
-                b'<MaxAgeSeconds>600</MaxAgeSeconds></CORSRule></CORSConfiguration>')
-        md5 = base64.b64encode(hashlib.md5(rule).digest()).decode()
-        status, _, body = request("PUT", endpoint, bucket, query={"cors": ""}, body=rule,
-                                  headers={"content-md5": md5, "content-type": "application/xml"},
-                                  access_key=ak, secret_key=sk, region=region)
-        if status != 200:
-            sys.exit(f"s3util: PutBucketCors on {endpoint}/{bucket}: HTTP {status}: {body[:200]!r}")
+        _cors(*args[:5])
     else:
         sys.exit(__doc__)
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Smoke-checks the servers described in .run/servers.env (stdlib only).
+"""Checks that the local S3 servers still honour what the suites assume of them (boto3).
 
-Usage: python scripts/servers/selftest.py [ENV_FILE]     (default: <repo>/.run/servers.env)
+The `servers` stage of scripts/test.sh runs it first, so that a conformance failure caused by a
+server (a SeaweedFS or moto upgrade, moto's lock gone) shows up as a server failure and not as a
+fencepost bug. By hand:  set -a; . .run/servers.env; set +a; .tools/venv/bin/python scripts/servers/selftest.py
 
-For each FENCEPOST_<NAME>_* group it checks create-only PUT (If-None-Match: *), If-Match with a
-wrong and a right ETag, If-Match on a missing key, and a 16-way If-None-Match race on one key
-(exactly one winner). For seaweed it also checks that unsigned and wrongly signed requests get
-403. Exits non-zero on the first failed expectation.
+For each FENCEPOST_<NAME>_ENDPOINT in the environment: create-only PUT (If-None-Match: *) on a new
+and an existing key, If-Match with a wrong and the current ETag, If-Match on a missing key (412 on
+SeaweedFS, 404 NoSuchKey on moto, as AWS), and a 16-way If-None-Match race on one key with
+exactly one winner. On SeaweedFS also: unsigned and wrongly signed requests get 403. Prints one
+line per check and `N passed, M failed`; exits non-zero on any failure.
 """
 import os
 import sys
@@ -14,93 +17,105 @@ import threading
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from s3util import request  # noqa: E402
+from s3util import client, status_of  # noqa: E402
 
+from botocore.exceptions import ClientError  # noqa: E402
 
-def load_env(path):
-    groups = {}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            k, v = line.split("=", 1)
-            _, name, field = k.split("_", 2)
-            groups.setdefault(name.lower(), {})[field.lower()] = v
-    return groups
+results = {"passed": 0, "failed": 0}
 
 
 def check(label, got, want):
     ok = got == want
-    print(f"  {'ok ' if ok else 'FAIL'} {label}: {got}" + ("" if ok else f" (expected {want})"))
-    if not ok:
-        sys.exit(1)
+    results["passed" if ok else "failed"] += 1
+    print(f"{'ok' if ok else 'not ok'} - {label}: {got}" + ("" if ok else f" (expected {want})"), flush=True)
+
+
+def outcome(call):
+    """HTTP status of an S3 call: 200 when it succeeds, else the error's status."""
+    try:
+        call()
+        return 200
+    except ClientError as e:
+        return status_of(e)[0]
+
+
+def servers_from_env(env):
+    """{name: {endpoint, bucket, access_key, secret_key, region}} from FENCEPOST_<NAME>_* variables."""
+    groups = {}
+    for k, v in env.items():
+        parts = k.split("_", 2)
+        if len(parts) == 3 and parts[0] == "FENCEPOST" and parts[1] in ("SEAWEED", "MOTO"):
+            groups.setdefault(parts[1].lower(), {})[parts[2].lower()] = v
+    return {n: g for n, g in sorted(groups.items()) if g.get("endpoint")}
 
 
 def run(name, cfg):
-    print(f"{name}: {cfg['endpoint']}")
-    ep, bucket = cfg["endpoint"], cfg["bucket"]
-    signed = dict(access_key=cfg["access_key"], secret_key=cfg["secret_key"], region=cfg["region"])
-
-    def put(key, body, headers=None, **kw):
-        return request("PUT", ep, bucket, key, headers=headers, body=body, **{**signed, **kw})
-
+    ep, bucket, region = cfg["endpoint"], cfg["bucket"], cfg.get("region", "us-east-1")
+    s3 = client(ep, cfg["access_key"], cfg["secret_key"], region)
     prefix = f"selftest/{uuid.uuid4().hex}/"
     key = prefix + "obj"
+    n = f"{name}:"
 
     if name == "seaweed":
-        st, _, _ = request("GET", ep, bucket, query={"list-type": "2"})
-        check("unsigned ListObjectsV2 -> 403", st, 403)
-        st, _, _ = request("PUT", ep, bucket, key, body=b"x", headers={"If-None-Match": "*"})
-        check("unsigned PUT -> 403", st, 403)
-        st, _, _ = put(key, b"x", {"If-None-Match": "*"}, secret_key="wrong-secret")
-        check("PUT signed with a wrong secret -> 403", st, 403)
+        anon = client(ep, None, None, region, signed=False)
+        check(f"{n} unsigned ListObjectsV2 -> 403", outcome(lambda: anon.list_objects_v2(Bucket=bucket)), 403)
+        check(f"{n} unsigned PUT -> 403", outcome(lambda: anon.put_object(Bucket=bucket, Key=key, Body=b"x")), 403)
+        wrong = client(ep, cfg["access_key"], "wrong-secret", region)
+        check(f"{n} PUT signed with a wrong secret -> 403",
+              outcome(lambda: wrong.put_object(Bucket=bucket, Key=key, Body=b"x")), 403)
 
-    st, h, _ = put(key, b"v1", {"If-None-Match": "*"})
-    check("PUT If-None-Match:* on a new key -> 200", st, 200)
-    etag1 = h.get("etag")
-    st, _, _ = put(key, b"v1-again", {"If-None-Match": "*"})
-    check("PUT If-None-Match:* on an existing key -> 412", st, 412)
-    st, _, _ = put(key, b"v2", {"If-Match": '"0123456789abcdef0123456789abcdef"'})
-    check("PUT If-Match with a wrong ETag -> 412", st, 412)
-    st, h, _ = put(key, b"v2", {"If-Match": etag1})
-    check("PUT If-Match with the current ETag -> 200", st, 200)
-    st, _, body = request("GET", ep, bucket, key, **signed)
-    check("GET returns the last write", (st, body), (200, b"v2"))
+    first = {}
+    check(f"{n} PUT If-None-Match:* on a new key -> 200",
+          outcome(lambda: first.update(s3.put_object(Bucket=bucket, Key=key, Body=b"v1", IfNoneMatch="*"))), 200)
+    etag1 = first.get("ETag")
+    check(f"{n} PUT If-None-Match:* on an existing key -> 412",
+          outcome(lambda: s3.put_object(Bucket=bucket, Key=key, Body=b"v1-again", IfNoneMatch="*")), 412)
+    check(f"{n} PUT If-Match with a wrong ETag -> 412",
+          outcome(lambda: s3.put_object(Bucket=bucket, Key=key, Body=b"v2", IfMatch='"0123456789abcdef0123456789abcdef"')), 412)
+    check(f"{n} PUT If-Match with the current ETag -> 200",
+          outcome(lambda: s3.put_object(Bucket=bucket, Key=key, Body=b"v2", IfMatch=etag1)), 200)
+    check(f"{n} GET returns the last write", s3.get_object(Bucket=bucket, Key=key)["Body"].read(), b"v2")
 
-    st, _, body = put(prefix + "missing", b"z", {"If-Match": etag1})
-    want = 412 if name == "seaweed" else 404
-    check(f"PUT If-Match on a missing key -> {want}", st, want)
-    if name != "seaweed":
-        check("  ... with code NoSuchKey", b"<Code>NoSuchKey</Code>" in body, True)
+    want = (412, "PreconditionFailed") if name == "seaweed" else (404, "NoSuchKey")
+    try:
+        s3.put_object(Bucket=bucket, Key=prefix + "missing", Body=b"z", IfMatch=etag1)
+        got = (200, None)
+    except ClientError as e:
+        got = status_of(e)
+    check(f"{n} PUT If-Match on a missing key -> {want[0]} {want[1]}", got, want)
 
     race_key = prefix + "race"
-    results = []
+    statuses = []
     barrier = threading.Barrier(16)
 
     def contender(i):
+        racer = client(ep, cfg["access_key"], cfg["secret_key"], region, timeout=30)
         barrier.wait()
-        st, _, _ = put(race_key, f"writer-{i}".encode(), {"If-None-Match": "*"}, timeout=30)
-        results.append(st)
+        statuses.append(outcome(lambda: racer.put_object(Bucket=bucket, Key=race_key, Body=f"writer-{i}".encode(), IfNoneMatch="*")))
 
     threads = [threading.Thread(target=contender, args=(i,)) for i in range(16)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    check("16-way If-None-Match race: [200 count, 412 count]",
-          [results.count(200), results.count(412)], [1, 15])
+    check(f"{n} 16-way If-None-Match race: [200 count, 412 count]", [statuses.count(200), statuses.count(412)], [1, 15])
+
+    for obj in s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", []):
+        s3.delete_object(Bucket=bucket, Key=obj["Key"])
 
 
 def main():
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, ".run", "servers.env")
-    groups = load_env(path)
-    if not groups:
-        sys.exit(f"no servers in {path}")
-    for name, cfg in groups.items():
-        run(name, cfg)
-    print("all checks passed")
+    servers = servers_from_env(os.environ)
+    if not servers:
+        print("not ok - no FENCEPOST_<NAME>_ENDPOINT set: start scripts/servers/start.sh and load .run/servers.env")
+        results["failed"] += 1
+    for name, cfg in servers.items():
+        try:
+            run(name, cfg)
+        except Exception as e:  # a server that does not answer at all
+            check(f"{name}: the checks ran", f"{type(e).__name__}: {e}", "no error")
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    sys.exit(1 if results["failed"] else 0)
 
 
 if __name__ == "__main__":

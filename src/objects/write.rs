@@ -53,7 +53,7 @@ impl Objects {
                 Err(e) => e,
             };
             match error.kind {
-                FailureKind::Fatal => return Err(Error::Storage(error.into_failure())),
+                FailureKind::Fatal => return self.give_up(key, &precondition, &meta, base, error, unanswered).await,
                 FailureKind::Indeterminate => match self.resolve(key, &precondition, &meta, base).await {
                     Resolution::Landed(etag) => return Ok(Some(Written { etag, meta })),
                     Resolution::Lost => return Ok(None),
@@ -71,8 +71,38 @@ impl Objects {
             Some(e) if e.kind == FailureKind::ConditionalConflict && precondition != Precondition::None => {
                 if unanswered { self.settle_lost(key, &precondition, &meta, base).await } else { Ok(None) }
             }
-            Some(e) => Err(Error::Storage(e.into_failure())),
+            Some(e) => self.give_up(key, &precondition, &meta, base, e, unanswered).await,
             None => Err(Error::invalid("retry budget allows no attempt")),
+        }
+    }
+
+    /// The store refused the write (`error`) or the budget ran out on it. If an earlier attempt
+    /// went unanswered it may have landed, or may still land: the store's refusal is not the
+    /// outcome then. Read back: ours → success; the version it meant to replace has a successor
+    /// that is not ours → lost; otherwise not provable → `AmbiguousWrite` (never "nothing was
+    /// written" while a write of ours may be on its way).
+    async fn give_up(
+        &self,
+        key: &str,
+        precondition: &Precondition,
+        meta: &WriteMeta,
+        base: Option<&WriteMeta>,
+        error: crate::store::StoreError,
+        unanswered: bool,
+    ) -> Result<Option<Written>> {
+        if !unanswered {
+            return Err(Error::Storage(error.into_failure()));
+        }
+        let failure = Error::Storage(error.into_failure());
+        match self.resolve(key, precondition, meta, base).await {
+            Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
+            Resolution::Lost => Ok(None),
+            Resolution::NotLanded => Err(Error::ambiguous(
+                key,
+                "an attempt that went unanswered may still land, and the later ones failed",
+                Some(failure),
+            )),
+            Resolution::Unknown(why, _) => Err(Error::ambiguous(key, why, Some(failure))),
         }
     }
 
@@ -93,7 +123,9 @@ impl Objects {
 
     /// The write was cancelled (`reason`). With nothing that may land (`in_flight`: the attempt
     /// just abandoned; `unanswered`: an earlier one that timed out), that is the outcome; otherwise
-    /// one read-back attempt (the cancel allows no retry) decides, as for a transport error.
+    /// one read-back attempt (the cancel allows no retry) decides. A read-back that does not show
+    /// our write proves nothing while an attempt may still be on its way (an aborted request can
+    /// still reach the store): that is an `AmbiguousWrite` with the reason as its cause.
     #[allow(clippy::too_many_arguments)]
     async fn abandon(
         &self,
@@ -110,14 +142,14 @@ impl Objects {
         }
         match self.resolve(key, precondition, meta, base).await {
             Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
-            // An attempt that timed out earlier may still be on its way: not proven.
-            Resolution::NotLanded if unanswered => Err(Error::ambiguous(
+            // Not there yet, but the abandoned (or an earlier unanswered) attempt may still land.
+            Resolution::NotLanded => Err(Error::ambiguous(
                 key,
-                "the call was cancelled while an earlier attempt that went unanswered may still land",
+                "the call was cancelled while a write that may still land was on its way",
                 Some(reason),
             )),
-            // Proven not landed (and, for `Lost`, it never can): the cancel is the outcome.
-            Resolution::NotLanded | Resolution::Lost => Err(reason),
+            // Someone else's version replaced the one ours needed: ours can never land now.
+            Resolution::Lost => Err(reason),
             Resolution::Unknown(why, _) => Err(Error::ambiguous(key, why, Some(reason))),
         }
     }

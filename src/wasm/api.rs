@@ -7,12 +7,12 @@
 use std::future::Future;
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Promise, Reflect};
+use js_sys::{Array, Function, Promise};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
-use super::convert::{js_to_value, value_to_js};
+use super::convert::{js_json, text};
 use super::errors::{callback, to_js};
 use super::signal::{AbortSignal, Linked};
 use super::stores::{JsManualClock, Store};
@@ -71,25 +71,27 @@ impl Scoped for crate::Doc {
     }
 }
 
-fn object(entries: &[(&str, JsValue)]) -> JsValue {
-    let obj = Object::new();
-    for (k, v) in entries {
-        let _ = Reflect::set(&obj, &(*k).into(), v);
-    }
-    obj.into()
+/// Results go back as arrays (the JS layer names the fields): no object built field by field here.
+fn array(items: impl IntoIterator<Item = JsValue>) -> JsValue {
+    items.into_iter().collect::<Array>().into()
 }
 
-/// A JS function as a core transition: JSON in, the callback called, its result awaited (the
-/// engine's own `Promise.resolve` adopts promises and thenables), JSON out. Whatever the callback
-/// throws reaches the caller unchanged.
+/// A JS callback as a core transition. The JS layer wraps the caller's function so that it takes
+/// and returns JSON text (`jsonCallback` in `pkg/json.js`), sync or async; the engine's own
+/// `Promise.resolve` adopts what it returns. Whatever the callback throws reaches the caller
+/// unchanged.
 fn js_transition(f: Function, what: &'static str) -> Box<Transition<'static>> {
     Box::new(move |value: Value| {
-        let returned = f.call1(&JsValue::UNDEFINED, &value_to_js(&value));
+        let returned = f.call1(&JsValue::UNDEFINED, &text(&value).into());
         Box::pin(async move {
             let out = JsFuture::from(Promise::resolve(&returned.map_err(callback)?)).await.map_err(callback)?;
-            js_to_value(&out, what)
+            js_json(&out.as_string().unwrap_or_default(), what)
         })
     })
+}
+
+fn json_or_null(value: Option<Value>) -> JsValue {
+    value.map_or(JsValue::NULL, |v| text(&v).into())
 }
 
 /// A clock whose "now" comes from a JS function (`options.now`, for tests and simulations); waits
@@ -162,19 +164,13 @@ impl JsFencepost {
         build().map_err(to_js)
     }
 
-    /// `{won, key, value, etag}`.
-    pub fn claim(&self, key: String, value: JsValue, signal: Option<AbortSignal>) -> Promise {
+    /// `[won, key, value (JSON), etag]`.
+    pub fn claim(&self, key: String, value: String, signal: Option<AbortSignal>) -> Promise {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move {
-                let value = js_to_value(&value, "value")?;
-                let c = db.claim(&key, value).await?;
-                Ok(object(&[
-                    ("won", c.won.into()),
-                    ("key", c.key.into()),
-                    ("value", value_to_js(&c.value)),
-                    ("etag", c.etag.into()),
-                ]))
+                let c = db.claim(&key, js_json(&value, "value")?).await?;
+                Ok(array([c.won.into(), c.key.into(), text(&c.value).into(), c.etag.into()]))
             }
         })
     }
@@ -209,7 +205,7 @@ impl JsFencepost {
             let db = self.inner.under(&c);
             async move {
                 let mut f = js_transition(f, "the callback's result");
-                Ok(db.cooperative_write(&key, &mut *f).await?.map_or(JsValue::NULL, |s| value_to_js(&s)))
+                Ok(json_or_null(db.cooperative_write(&key, &mut *f).await?))
             }
         })
     }
@@ -258,13 +254,11 @@ impl JsLease {
         self.inner.ttl()
     }
 
-    /// What changes with each write: `[state, deadline (ms), etag | null, released]`.
-    pub fn snapshot(&self) -> Array {
+    /// What changes with each write: `[state (JSON), deadline (ms), etag | null, released]`.
+    pub fn snapshot(&self) -> JsValue {
         let l = &self.inner;
         let etag = l.etag().map_or(JsValue::NULL, JsValue::from);
-        [value_to_js(&l.state()), l.deadline_at().as_millis_f64().into(), etag, l.is_released().into()]
-            .into_iter()
-            .collect()
+        array([text(&l.state()).into(), l.deadline_at().as_millis_f64().into(), etag, l.is_released().into()])
     }
 
     pub fn renew(&self, signal: Option<AbortSignal>) -> Promise {
@@ -280,27 +274,24 @@ impl JsLease {
             let l = self.inner.under(&c);
             async move {
                 let mut f = js_transition(f, "updateState's result");
-                Ok(value_to_js(&l.update_state(&mut *f).await?))
+                Ok(text(&l.update_state(&mut *f).await?).into())
             }
         })
     }
 
-    pub fn write(&self, state: JsValue, signal: Option<AbortSignal>) -> Promise {
+    pub fn write(&self, state: String, signal: Option<AbortSignal>) -> Promise {
         promise(signal, |c| {
             let l = self.inner.under(&c);
-            async move {
-                let state = js_to_value(&state, "state")?;
-                Ok(value_to_js(&l.write(state).await?))
-            }
+            async move { Ok(text(&l.write(js_json(&state, "state")?).await?).into()) }
         })
     }
 
-    /// `has_state`: whether a final state was given (it may be null).
-    pub fn release(&self, has_state: bool, state: JsValue, signal: Option<AbortSignal>) -> Promise {
+    /// `state`: the final state's JSON, when one was given.
+    pub fn release(&self, state: Option<String>, signal: Option<AbortSignal>) -> Promise {
         promise(signal, |c| {
             let l = self.inner.under(&c);
             async move {
-                let state = if has_state { Some(js_to_value(&state, "release options.state")?) } else { None };
+                let state = state.map(|s| js_json(&s, "release options.state")).transpose()?;
                 l.release(state).await.map(|_| JsValue::UNDEFINED)
             }
         })
@@ -327,33 +318,32 @@ pub struct JsDoc {
 
 #[wasm_bindgen(js_class = Doc)]
 impl JsDoc {
-    /// `{value, etag}` or null.
+    /// `[value (JSON), etag]` or null.
     pub fn get(&self, signal: Option<AbortSignal>) -> Promise {
         promise(signal, |c| {
             let doc = self.inner.under(&c);
             async move {
                 let Some(got) = doc.get().await? else { return Ok(JsValue::NULL) };
-                Ok(object(&[("value", value_to_js(&got.value)), ("etag", got.etag.into())]))
+                Ok(array([text(&got.value).into(), got.etag.into()]))
             }
         })
     }
 
-    /// The value written. `has_create`: whether a `create` value was given (it may be null).
+    /// The value written (JSON). `create`: the JSON of the value to start from, when given.
     pub fn update(
         &self,
         f: Function,
-        has_create: bool,
-        create: JsValue,
+        create: Option<String>,
         max_attempts: Option<f64>,
         signal: Option<AbortSignal>,
     ) -> Promise {
         promise(signal, |c| {
             let doc = self.inner.under(&c);
             async move {
-                let create = if has_create { Some(js_to_value(&create, "update options.create")?) } else { None };
+                let create = create.map(|s| js_json(&s, "update options.create")).transpose()?;
                 let max_attempts = count(max_attempts, "update options.maxAttempts")?.unwrap_or(DEFAULT_MAX_ATTEMPTS);
                 let mut f = js_transition(f, "update's result");
-                Ok(value_to_js(&doc.update(&mut *f, create, max_attempts).await?))
+                Ok(text(&doc.update(&mut *f, create, max_attempts).await?).into())
             }
         })
     }
@@ -374,7 +364,7 @@ pub struct JsObjects {
 }
 
 fn stored_to_js(o: StoredObject) -> JsValue {
-    object(&[("data", js_sys::Uint8Array::from(o.body.as_slice()).into()), ("etag", o.etag.into())])
+    array([js_sys::Uint8Array::from(o.body.as_slice()).into(), o.etag.into()])
 }
 
 #[wasm_bindgen(js_class = Objects)]
@@ -405,7 +395,7 @@ impl JsObjects {
                     (false, None) => Precondition::None,
                 };
                 let written = db.objects().put(&key, &data, precondition).await?;
-                Ok(written.map_or(JsValue::NULL, |w| object(&[("etag", w.etag.map_or(JsValue::NULL, JsValue::from))])))
+                Ok(written.map_or(JsValue::NULL, |w| array([w.etag.map_or(JsValue::NULL, JsValue::from)])))
             }
         })
     }

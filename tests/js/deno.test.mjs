@@ -7,8 +7,10 @@ import * as zod from "zod";
 import * as valibot from "valibot";
 import { cases } from "./suite.js";
 import { s3Factories } from "./stores.js";
+import { serverSettings } from "../../scripts/servers/settings.mjs";
 
-const settings = Deno.env.toObject();
+// SeaweedFS and moto when running (scripts/test.sh starts them); memory alone otherwise.
+const settings = serverSettings();
 const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, settings, "deno") };
 
 for (const [name, makeStore] of Object.entries(stores)) {

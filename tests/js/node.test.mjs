@@ -7,8 +7,10 @@ import * as zod from "zod";
 import * as valibot from "valibot";
 import { cases } from "./suite.js";
 import { s3Factories } from "./stores.js";
+import { serverSettings } from "../../scripts/servers/settings.mjs";
 
-const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, process.env, "node") };
+// SeaweedFS and moto when running (scripts/test.sh starts them); memory alone otherwise.
+const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, serverSettings(), "node") };
 
 for (const [name, makeStore] of Object.entries(stores)) {
   describe(`node / ${name}`, () => {

@@ -678,8 +678,9 @@ fn a_put_that_never_answers_settles_within_timeout_times_attempts() {
     let retry = crate::RetryPolicy { max_attempts: 3, base_delay: 0.0, max_delay: 0.0 };
     let objects = crate::Objects::new(Rc::new(store), Rc::new(clock.clone()), retry).unwrap();
     let (result, took) = settle_on(&clock, async move { objects.put("k", b"x", Precondition::IfAbsent).await });
-    // Each timed-out put is read back (nothing there), then tried again; the budget runs out.
-    assert!(matches!(result, Err(Error::Storage(_))), "{result:?}");
+    // Each timed-out put is read back (nothing there), then tried again; the budget runs out. A
+    // timed-out put may still land later, so the outcome is not "nothing was written".
+    assert!(matches!(result, Err(Error::AmbiguousWrite { .. })), "{result:?}");
     assert_eq!(took, 6.0, "3 attempts x 2 s");
 }
 

@@ -12,10 +12,11 @@
 //   CHROMIUM                  browser binary (default /usr/bin/chromium)
 // Writes a full-page screenshot to .run/browser-harness.png. Exits non-zero on any failure or timeout.
 import { createServer } from "node:http";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, createReadStream } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, createReadStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { serverSettings } from "../../../scripts/servers/settings.mjs";
 
 export const ROOT = resolve(fileURLToPath(new URL("../../../", import.meta.url)));
 const PAGE = "/tests/js/browser/index.html";
@@ -44,28 +45,13 @@ const MIME = {
 };
 
 // ------------------------------------------------------------------ settings
-function loadServersEnv() {
-  const file = join(ROOT, ".run", "servers.env");
-  if (!existsSync(file)) return {};
-  const out = {};
-  for (const line of readFileSync(file, "utf8").split("\n")) {
-    const m = /^(FENCEPOST_[A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (m) out[m[1]] = m[2].replace(/^(['"])(.*)\1$/, "$2");
-  }
-  return out;
-}
-
 export function settingsFor(stores) {
   const s3 = stores.filter((s) => s !== "memory").map((s) => s.toUpperCase());
-  let source = process.env;
-  if (s3.some((n) => !process.env[`FENCEPOST_${n}_ENDPOINT`])) {
-    source = { ...loadServersEnv(), ...process.env };
-    if (s3.every((n) => source[`FENCEPOST_${n}_ENDPOINT`])) console.error("# settings: read from .run/servers.env (not exported)");
-  }
+  const source = serverSettings(); // the environment, else .run/servers.env
   const missing = s3.filter((n) => !source[`FENCEPOST_${n}_ENDPOINT`]);
   if (missing.length) {
-    throw new Error(`no FENCEPOST_${missing[0]}_ENDPOINT: start the servers (scripts/servers/start.sh) and ` +
-      "export .run/servers.env, or set FENCEPOST_BROWSER_STORES=memory");
+    throw new Error(`no FENCEPOST_${missing[0]}_ENDPOINT: start the servers (scripts/servers/start.sh), ` +
+      "or set FENCEPOST_BROWSER_STORES=memory");
   }
   const settings = { stores: stores.join(",") };
   for (const n of s3) {

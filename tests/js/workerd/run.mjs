@@ -8,9 +8,10 @@
 // exits non-zero on any failure. Workerd binds 127.0.0.1 only; everything is disposed at the end.
 //
 //   node tests/js/workerd/run.mjs [store ...]     (default: every configured store)
-import { readFileSync, existsSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, basename, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { serverSettings } from "../../../scripts/servers/settings.mjs";
 
 // Offline: no metrics, no error reports, no cf-object fetch.
 process.env.WRANGLER_SEND_METRICS ??= "false";
@@ -23,20 +24,6 @@ const CASE_TIMEOUT_MS = 120_000;
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../../..");
-
-// Servers' settings: the environment, else .run/servers.env (what scripts/servers/start.sh writes).
-function serverSettings() {
-  const out = {};
-  const envFile = resolve(root, ".run/servers.env");
-  if (!process.env.FENCEPOST_SEAWEED_ENDPOINT && existsSync(envFile)) {
-    for (const line of readFileSync(envFile, "utf8").split("\n")) {
-      const m = /^(FENCEPOST_[A-Z0-9_]+)=(.*)$/.exec(line.trim());
-      if (m) out[m[1]] = m[2];
-    }
-  }
-  for (const [k, v] of Object.entries(process.env)) if (/^FENCEPOST_(SEAWEED|MOTO)_/.test(k)) out[k] = v;
-  return out;
-}
 
 async function bundle() {
   const esbuild = await import("esbuild");

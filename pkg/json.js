@@ -1,0 +1,87 @@
+// JS values ↔ the JSON text the core reads and writes. Conversion follows `JSON.stringify` (it is
+// a JS protocol: `toJSON` is honoured, so a Date becomes its ISO string; `undefined` properties are
+// skipped and array holes become null), but refuses what it would silently mangle — BigInt,
+// functions, symbols, NaN/±Infinity, cycles, Maps/Sets and other non-plain objects, lone
+// surrogates — with an InvalidArgument naming where in the value it is. Nothing reaches the core
+// (so nothing is written) unless the whole value is JSON.
+
+import { InvalidArgument } from "./errors.js";
+
+/** A bound on what a hostile `length` can make `JSON.stringify` attempt. */
+const MAX_ITEMS = 1_000_000;
+
+/**
+ * `value` as JSON text; `what` names it in messages ("value", "stateFn's result"…).
+ * @param {unknown} value @param {string} what @returns {string}
+ */
+export function toJson(value, what) {
+  /** Where each object met so far sits in the value, for messages. */
+  const paths = new Map();
+  /** @this {any} @param {string} key @param {unknown} v */
+  function check(key, v) {
+    const parent = paths.get(this);
+    const path = parent === undefined ? what : Array.isArray(this) ? `${parent}[${key}]` : `${parent}.${key}`;
+    switch (typeof v) {
+      case "string":
+        if (!v.isWellFormed()) throw bad(path, "contains a lone surrogate (not valid Unicode)");
+        return v;
+      case "number":
+        if (!Number.isFinite(v)) throw bad(path, `is ${v}, which JSON cannot represent`);
+        return v;
+      case "bigint":
+        throw bad(path, "is a BigInt, which JSON cannot represent (convert it to a string or number)");
+      case "function":
+      case "symbol":
+        throw bad(path, "is a function or symbol, which JSON cannot represent");
+      case "undefined":
+        if (parent === undefined) throw bad(path, "is undefined, which JSON cannot represent");
+        return v; // skipped in objects, null in arrays, as JSON.stringify does
+      case "object":
+        if (v === null) return v;
+        if (Array.isArray(v)) {
+          if (v.length > MAX_ITEMS) throw bad(path, `has more than ${MAX_ITEMS} items`);
+        } else {
+          const proto = Object.getPrototypeOf(v);
+          if (proto !== Object.prototype && proto !== null) {
+            throw bad(path, `is a ${v.constructor?.name ?? "object"}, not a plain object; JSON would lose it`);
+          }
+          for (const k of Object.keys(v)) {
+            if (!k.isWellFormed()) throw bad(path, "has a key that contains a lone surrogate (not valid Unicode)");
+          }
+        }
+        paths.set(v, path);
+        return v;
+      default:
+        return v;
+    }
+  }
+  let text;
+  try {
+    text = JSON.stringify(value, check);
+  } catch (e) {
+    if (e instanceof InvalidArgument) throw e;
+    if (e instanceof TypeError && /circular|cyclic/i.test(e.message)) throw bad(what, "contains a cycle");
+    if (e instanceof RangeError) throw bad(what, "is nested too deeply or too large for JSON", e);
+    throw bad(what, `could not be converted to JSON: ${/** @type {any} */ (e)?.message ?? e}`, e);
+  }
+  if (text === undefined) throw bad(what, "is undefined, which JSON cannot represent");
+  return text;
+}
+
+/** JSON text from the core as a fresh JS value (`null` stays null). */
+export function fromJson(/** @type {string | null | undefined} */ text) {
+  return text == null ? null : JSON.parse(text);
+}
+
+/**
+ * A caller's callback as the core calls it: JSON text in, the callback (sync or async) called on
+ * the value, its result as JSON text out. Whatever the callback throws reaches the caller unchanged.
+ * @param {Function} fn @param {string} what @returns {(text: string) => Promise<string>}
+ */
+export function jsonCallback(fn, what) {
+  return async (text) => toJson(await fn(JSON.parse(text)), what);
+}
+
+function bad(/** @type {string} */ path, /** @type {string} */ message, /** @type {unknown} */ cause) {
+  return new InvalidArgument(`${path} ${message}`, cause === undefined ? undefined : { cause });
+}
