@@ -10,7 +10,9 @@
 //!   `Promise::resolve` by its caller, so a host (or a test double) that returns a plain value
 //!   still works;
 //! - properties read from objects the host hands back are `JsValue`, checked by the caller: a
-//!   binding that breaks its contract is reported as a malformed answer, not trusted;
+//!   binding that breaks its contract is reported as a malformed answer, not trusted; getters
+//!   that do not `catch` are only called on values the caller checked are objects (reading a
+//!   property of `null` throws);
 //! - option dictionaries are plain objects (`dict()`) with typed setters.
 
 use js_sys::{Array, Function, Object, Uint8Array};

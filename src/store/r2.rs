@@ -170,12 +170,17 @@ impl ObjectStore for R2Store {
             if let Some(c) = &cursor {
                 options.set_cursor(c);
             }
-            let page: R2Objects = settle("list", self.bucket.list(&options)).await?.unchecked_into();
+            let page = settle("list", self.bucket.list(&options)).await?;
+            // The typed getters below read properties of objects only (never of null).
+            if !page.is_object() {
+                return Err(malformed("list: no page"));
+            }
+            let page: R2Objects = page.unchecked_into();
             let objects = page.objects();
             if !Array::is_array(&objects) {
                 return Err(StoreError::transport("R2 list returned no objects array"));
             }
-            for obj in objects.unchecked_ref::<Array>().iter() {
+            for obj in objects.unchecked_ref::<Array>().iter().filter(JsValue::is_object) {
                 if let Some(k) = obj.unchecked_ref::<R2Object>().key().as_string() {
                     if let Some(rel) = k.strip_prefix(&self.prefix) {
                         keys.push(rel.to_owned());

@@ -45,6 +45,9 @@ impl HttpTransport for FetchTransport {
         let guard = AbortOnDrop(controller);
         let promise = js::fetch(&request.url, &init).map_err(|e| describe("fetch threw", &e))?;
         let response = JsFuture::from(Promise::resolve(&promise)).await.map_err(|e| describe("fetch rejected", &e))?;
+        if !response.is_object() {
+            return Err("fetch resolved to something that is not a response".to_owned());
+        }
         let read = read_response(response.unchecked_ref()).await;
         guard.disarm();
         read
