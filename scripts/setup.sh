@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs everything the demo and the test suite need, idempotently.
-# Usage: scripts/setup.sh [rust|wasm|node|servers|chromium|all]...   (default: all)
+# Usage: scripts/setup.sh [rust|wasm|rust-worker|node|servers|chromium|all]...   (default: all)
 # Every step checks first and skips what is already there, so running it twice is cheap.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 TOOLS="$ROOT/.tools"
 WASM_BINDGEN_VERSION=0.2.130
+# The workers-rs build tool of the `worker` version the Rust example Worker uses.
+WORKER_BUILD_VERSION=0.8.7
 mkdir -p "$TOOLS"
 export PATH="$HOME/.cargo/bin:$PATH"
 
@@ -25,6 +27,16 @@ step_wasm() {
     log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (a few minutes, once)"
     # No --locked: the registry mirror lacks one pinned transitive version.
     cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  fi
+}
+
+step_rust_worker() {
+  step_wasm
+  if [ "$(worker-build --version 2>/dev/null)" != "$WORKER_BUILD_VERSION" ]; then
+    log "installing worker-build $WORKER_BUILD_VERSION (about 3-8 minutes, once)"
+    # No --locked, as for wasm-bindgen-cli. It runs offline with WASM_BINDGEN_BIN, WASM_OPT_BIN
+    # and ESBUILD_BIN set (scripts/rust-worker.sh does).
+    cargo install worker-build --version "$WORKER_BUILD_VERSION"
   fi
 }
 
@@ -60,8 +72,9 @@ steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 for s in "${steps[@]}"; do
   case "$s" in
-    all) step_rust; step_node; step_servers; step_chromium; step_wasm ;;
+    all) step_rust; step_node; step_servers; step_chromium; step_wasm; step_rust_worker ;;
     rust|wasm|node|servers|chromium) "step_$s" ;;
+    rust-worker) step_rust_worker ;;
     *) echo "unknown step: $s" >&2; exit 2 ;;
   esac
 done

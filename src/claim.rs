@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::fencepost::{Fencepost, checked};
-use crate::json;
+use crate::fencepost::Fencepost;
+use crate::json::{self, checked};
 
 /// Attempts when the key keeps vanishing between a lost put and the read-back.
 const CLAIM_ATTEMPTS: u32 = 8;
@@ -13,14 +13,39 @@ const CLAIM_ATTEMPTS: u32 = 8;
 /// The outcome of a claim: whether this caller won, and the winning value either way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Claim {
+    /// This caller's put created the key.
     pub won: bool,
     pub key: String,
+    /// The winner's value (this caller's own when it won).
     pub value: Value,
+    /// The etag of the claim object.
     pub etag: String,
 }
 
 impl Fencepost {
-    /// Claim `key` for `value`. Requests: 1 when won, 2 when lost.
+    /// Claim `key` for `value`: put-if-absent, then (having lost) read the winner. Exactly one
+    /// caller wins; every loser gets the winner's value. Claims are immutable: there is no
+    /// unclaim. Requests: 1 when won, 2 when lost.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use fencepost::store::MemoryStore;
+    /// use fencepost::{Fencepost, Options};
+    /// use serde_json::json;
+    ///
+    /// # futures::executor::block_on(async {
+    /// // Two Workers on one bucket (here: one memory store) racing for the same cron tick.
+    /// let bucket = Rc::new(MemoryStore::new());
+    /// let a = Fencepost::new(bucket.clone(), Options::default())?;
+    /// let b = Fencepost::new(bucket, Options::default())?;
+    /// let key = "cron/*/5 * * * */2026-05-01T09:00:00.000Z";
+    /// let (ca, cb) = futures::join!(a.claim(key, json!({"by": "a"})), b.claim(key, json!({"by": "b"})));
+    /// let (ca, cb) = (ca?, cb?);
+    /// assert!(ca.won != cb.won, "exactly one winner");
+    /// assert_eq!(ca.value, cb.value, "the loser learns the winner's value");
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn claim(&self, key: &str, value: Value) -> Result<Claim> {
         self.objects.check_key(key)?;
         let value = checked(value)?;

@@ -6,8 +6,10 @@ use std::fmt;
 use std::rc::Rc;
 
 /// A fencepost failure. `Clone`, so one reason can settle many waiters (a [`crate::Cancel`] hands
-/// its reason to every call it aborts).
+/// its reason to every call it aborts). `#[non_exhaustive]`: match the variants you handle and
+/// keep a `_` arm (or use [`Error::code`]); new kinds of failure may be added.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Error {
     /// The caller's input was rejected before anything was written (bad key, ttl, value…).
     InvalidArgument(String),
@@ -41,6 +43,7 @@ pub enum Error {
 
 /// What a store said when it refused a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StorageFailure {
     /// The store's error code (`SignatureDoesNotMatch`, `SlowDown`, …) when it gave one.
     pub code: Option<String>,

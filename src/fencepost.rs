@@ -7,11 +7,12 @@ use serde_json::Value;
 
 use crate::LocalBoxFuture;
 use crate::cancel::Cancel;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::objects::Objects;
+use crate::platform::SystemClock;
 use crate::retry::RetryPolicy;
 use crate::store::ObjectStore;
-use crate::time::{Clock, ClockSource, SystemClock};
+use crate::time::{Clock, ClockSource};
 
 /// A caller-supplied transition of a JSON value (`stateFn`, `update`, `cooperativeWrite`…). It may
 /// be called more than once (each lost race calls it again), so it must be pure. An `Err` aborts the
@@ -26,23 +27,29 @@ pub fn transition<'a>(mut f: impl FnMut(Value) -> Result<Value> + 'a) -> Box<Tra
     })
 }
 
-/// Options of [`Fencepost::new`].
+/// Options of [`Fencepost::new`]; `Options::default()` for the usual ones.
 #[derive(Clone, Default)]
 pub struct Options {
-    /// Where "now" comes from (lease deadlines) and how to wait; defaults to the system clock.
+    /// Where "now" comes from (lease deadlines) and how to wait; defaults to [`SystemClock`].
     pub clock: Option<Rc<dyn Clock>>,
+    /// How transient store failures are retried (5 attempts, full-jitter backoff by default).
     pub retry: RetryPolicy,
     /// Whose time lease deadlines are written and judged in: `clock` (default), or the store's
     /// (`clock` corrected by the offset the store's responses show).
     pub clock_source: ClockSource,
 }
 
+/// The coordination primitives on one store: [`Fencepost::claim`], [`Fencepost::lease`] (and
+/// [`Fencepost::with_lease`], [`Fencepost::attach_lease`], [`Fencepost::cooperative_write`]),
+/// [`Fencepost::doc`], and the layer below, [`Fencepost::objects`]. Cheap to clone; several
+/// `Fencepost`s on one store behave like separate processes sharing a bucket.
 #[derive(Clone)]
 pub struct Fencepost {
     pub(crate) objects: Objects,
 }
 
 impl Fencepost {
+    /// Coordination on `store`. Fails only for invalid `options`.
     pub fn new(store: Rc<dyn ObjectStore>, options: Options) -> Result<Self> {
         let clock = options.clock.unwrap_or_else(|| Rc::new(SystemClock));
         let objects = Objects::new(store, clock, options.retry)?.with_clock_source(options.clock_source);
@@ -50,7 +57,7 @@ impl Fencepost {
     }
 
     /// A handle whose calls obey `cancel`: waits and retries stop when it fires, and the call
-    /// settles as described in [`crate::objects`]. Docs made from it obey it too; a lease acquired
+    /// settles as described in [`Objects`]' "Cancellation". Docs made from it obey it too; a lease acquired
     /// through it does not (the cancel is the acquisition's; see [`crate::Lease::with_cancel`]).
     pub fn with_cancel(&self, cancel: &Cancel) -> Fencepost {
         Fencepost { objects: self.objects.with_cancel(cancel) }
@@ -59,30 +66,5 @@ impl Fencepost {
     /// The layer-0 API on the same store.
     pub fn objects(&self) -> &Objects {
         &self.objects
-    }
-}
-
-/// Validate a value produced by a caller before it is encoded and written.
-pub(crate) fn checked(value: Value) -> Result<Value> {
-    crate::json::check_value(&value)?;
-    Ok(value)
-}
-
-pub(crate) fn validate_ttl(ttl: f64) -> Result<()> {
-    if ttl.is_finite() && ttl > 0.0 && ttl <= 100.0 * 365.0 * 86_400.0 {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "ttl must be a number of seconds > 0 (at most 100 years), got {}",
-            crate::json::number_text(ttl)
-        )))
-    }
-}
-
-pub(crate) fn validate_holder(holder: &str) -> Result<()> {
-    if holder.is_empty() || holder.len() > 1024 || holder.chars().any(char::is_control) {
-        Err(Error::invalid("holder must be a non-empty string of at most 1024 bytes without control characters"))
-    } else {
-        Ok(())
     }
 }

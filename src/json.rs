@@ -54,6 +54,12 @@ pub fn check_value(value: &Value) -> Result<()> {
     walk(value, 0)
 }
 
+/// Validate a value produced by a caller before it is encoded and written.
+pub(crate) fn checked(value: Value) -> Result<Value> {
+    check_value(&value)?;
+    Ok(value)
+}
+
 fn write_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),

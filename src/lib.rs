@@ -1,45 +1,112 @@
-//! fencepost: coordination for serverless and edge code on nothing but an object store's
-//! conditional writes. See `SPEC.md`-derived docs in the README.
+//! **fencepost** lets serverless, edge and ordinary services coordinate with nothing but an object
+//! store's conditional writes (S3's `If-None-Match: *` / `If-Match`, R2's `onlyIf`): no
+//! coordinator server, no database.
 //!
-//! Layering (each layer knows only the one below it):
-//! - [`store`]: the `ObjectStore` seam and its backends (memory, S3 over an HTTP transport, R2
-//!   binding) plus a fault-injecting wrapper for tests;
-//! - [`objects`]: layer 0 for callers: key rules, bounded retries with backoff, resolution of
-//!   ambiguous writes through write tokens, `wait_for`;
-//! - [`claim`], [`lease`], [`doc`]: layer 1, the coordination primitives, on [`Fencepost`];
-//! - `wasm` (wasm32 only): the thin JS binding.
+//! - **claim** ([`Fencepost::claim`]): a unique constraint. Exactly one caller wins; every loser
+//!   gets the winner's value. Run a cron tick exactly once, dispatch an event exactly once.
+//! - **lease** ([`Fencepost::lease`], [`Lease`]): expiring ownership with an epoch fence token,
+//!   renewals and keep-alive ([`Lease::keep_alive`], [`Fencepost::with_lease`]), guarded writes,
+//!   cooperative writes from outside ([`Fencepost::cooperative_write`]: cancel a job).
+//! - **doc** ([`Fencepost::doc`], [`Doc`]): a small JSON document with a compare-and-swap loop.
+//! - **objects** ([`Objects`]): the layer underneath: get, conditional put, delete, list, wait.
+//!
+//! ```
+//! use std::rc::Rc;
+//! use fencepost::store::MemoryStore;
+//! use fencepost::{Fencepost, LeaseOptions, Options};
+//! use serde_json::json;
+//!
+//! # futures::executor::block_on(async {
+//! let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+//! let tick = db.claim("cron/nightly/2026-05-01", json!({"by": "worker-1"})).await?;
+//! if tick.won {
+//!     if let Some(lease) = db.lease("jobs/nightly", LeaseOptions::new(30.0), None).await? {
+//!         // ... the job, checkpointing with lease.write(...) / lease.update_state(...) ...
+//!         lease.release(None).await?;
+//!     }
+//! }
+//! # Ok::<(), fencepost::Error>(())
+//! # }).unwrap();
+//! ```
+//!
+//! # Stores
+//!
+//! Every primitive works on any [`store::ObjectStore`]:
+//! - [`store::MemoryStore`]: in memory, behaving like S3 (tests, simulations);
+//! - [`store::s3::S3Store`]: any S3-compatible service (AWS S3, R2's S3 endpoint, SeaweedFS,
+//!   MinIO…), SigV4-signed, over an [`store::s3::HttpTransport`]: `ReqwestTransport` natively
+//!   (feature `reqwest`), `FetchTransport` in wasm (the host's `fetch`), or your own;
+//! - `store::r2::R2Store` (wasm32): a Workers R2 binding, `R2Store::from_bucket(&env.bucket("BUCKET")?, "")`
+//!   in a workers-rs Worker (feature `worker`);
+//! - [`store::CountingStore`] counts requests (each one a Workers subrequest); the fault store of
+//!   [`testing`] injects failures.
+//!
+//! # Feature flags
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `reqwest` | `store::s3::ReqwestTransport` (native only): the S3 store over reqwest (rustls TLS). It needs no async runtime of yours: inside a tokio runtime it uses that one, elsewhere a small background one. |
+//! | `worker` | `store::r2::R2Store::from_bucket` (wasm32 only): the R2 store from a workers-rs `worker::Bucket`. |
+//!
+//! # Runtimes
+//!
+//! fencepost is single-threaded by design, as Workers and every JS host are: handles hold `Rc`s
+//! and futures are not `Send`. Natively, drive them with any executor on one thread
+//! (`futures::executor::block_on`, a tokio current-thread runtime or a `LocalSet`); the clock's
+//! sleeps ([`SystemClock`]) run on a timer thread of fencepost's own, so no runtime is required.
+//! In wasm, `setTimeout` and `fetch` of the host are used.
+//!
+//! # Semantics
+//!
+//! Every duration is in seconds. Failures are an [`Error`] with a stable [`Error::code`]. A write
+//! whose response is lost is resolved by reading the key back (each write carries a random token),
+//! so a landed claim still wins; what cannot be proven is an [`Error::AmbiguousWrite`], never a
+//! guess (see [`Objects`]). Keys: non-empty, at most 1024 UTF-8 bytes, no control characters, no
+//! `.`/`..` segment, not under `log/`, `snapshots/`, `logs/`, `txapplied/`. Documents are
+//! canonical JSON (byte-identical to Python's `json.dumps(v, sort_keys=True, separators=(",", ":"))`),
+//! so a CairnDB process, a JS Worker using the npm package and a Rust service can share a bucket.
+//! The README has the full semantics, the wire format and the requests each operation costs.
 
 #![allow(async_fn_in_trait)]
-#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod cancel;
-pub mod claim;
-pub mod doc;
-pub mod error;
-pub mod fencepost;
-pub mod json;
-pub mod keys;
-pub mod lease;
-pub mod objects;
+mod cancel;
+mod claim;
+mod doc;
+mod error;
+mod fencepost;
+#[cfg(target_arch = "wasm32")]
+mod js;
+mod json;
+mod keys;
+mod lease;
+mod objects;
 mod platform;
-pub mod race;
-pub mod retry;
+mod race;
+mod retry;
 pub mod store;
-pub mod time;
-pub mod token;
+pub mod testing;
+mod time;
+mod token;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 
-pub use cancel::Cancel;
+pub use cancel::{Cancel, Cancelled};
 pub use claim::Claim;
 pub use doc::{Doc, DocValue};
 pub use error::{Error, Result, StorageFailure};
-pub use fencepost::{Fencepost, Options};
+pub use fencepost::{Fencepost, Options, Transition, transition};
 pub use lease::{Lease, LeaseOptions};
-pub use objects::{Objects, Written};
+pub use objects::{Objects, WaitOptions, Written};
+pub use platform::SystemClock;
 pub use retry::RetryPolicy;
-pub use time::{Clock, ClockSource, ManualClock, SystemClock, Timestamp};
+pub use time::{Clock, ClockSource, Timestamp};
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 /// A boxed future that need not be `Send`: wasm hosts and Workers are single-threaded.
 pub type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;

@@ -1,15 +1,32 @@
-//! The few things that differ between wasm (any JS host) and native: wall-clock time, timers and
-//! randomness. Everything else in the crate is platform-free.
+//! The one place that touches the host: wall-clock time, timers and randomness, which differ
+//! between wasm (any JS host: Workers, Deno, Node, browsers) and native. [`SystemClock`] is the
+//! real [`Clock`] built on them. Everything else in the crate is platform-free: `time` only
+//! defines timestamps and the `Clock` seam, and never reads the host's clock itself.
 
 use crate::LocalBoxFuture;
-use crate::time::Timestamp;
+use crate::time::{Clock, Timestamp};
+
+/// The real clock: `Date.now()` and `setTimeout` in wasm; the system clock and a timer thread
+/// natively (no async runtime needed). The default clock of [`crate::Fencepost`].
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> crate::Result<Timestamp> {
+        Ok(now())
+    }
+
+    fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {
+        sleep(secs)
+    }
+}
 
 /// Fill `buf` from the OS / `crypto.getRandomValues`. Failure here means the host has no secure
 /// randomness at all, which no caller can recover from; it is reported, not panicked.
 ///
 /// Bytes are drawn from a small per-thread pool refilled 256 bytes at a time: in wasm each
 /// `getRandomValues` is a call into JS, and every write needs a fresh token.
-pub fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
+pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
     const POOL: usize = 256;
     thread_local! {
         static POOL_BYTES: std::cell::RefCell<([u8; POOL], usize)> = const { std::cell::RefCell::new(([0; POOL], POOL)) };
@@ -31,34 +48,11 @@ pub fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
     })
 }
 
-/// A future that is pending once, letting other tasks on a single-threaded executor run.
-pub fn yield_now() -> impl std::future::Future<Output = ()> {
-    let mut yielded = false;
-    std::future::poll_fn(move |cx| {
-        if yielded {
-            std::task::Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        }
-    })
-}
-
 #[cfg(target_arch = "wasm32")]
 mod imp {
     use super::*;
-    use wasm_bindgen::prelude::*;
-
-    #[wasm_bindgen]
-    extern "C" {
-        // The global `setTimeout` / `clearTimeout`, present in Workers, Deno, Node and browsers
-        // (`window` is not).
-        #[wasm_bindgen(js_name = setTimeout)]
-        fn set_timeout(callback: &js_sys::Function, millis: f64) -> JsValue;
-        #[wasm_bindgen(js_name = clearTimeout)]
-        fn clear_timeout(handle: &JsValue);
-    }
+    use crate::js::{clear_timeout, set_timeout};
+    use wasm_bindgen::JsValue;
 
     /// Hosts clamp longer delays to about 1 ms (a 32-bit millisecond count): longer sleeps end
     /// early instead, and every caller re-checks the time after a sleep.
@@ -220,4 +214,4 @@ mod imp {
         }
     }
 }
-pub use imp::{now, sleep};
+use imp::{now, sleep};

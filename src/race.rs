@@ -1,4 +1,5 @@
-//! The one combinator fencepost needs: run two futures, keep the first to finish, drop the other.
+//! The one combinator fencepost needs: run two futures, keep the first to finish, drop the other;
+//! and `yield_now`, which lets other tasks of a single-threaded executor run.
 //! Hand-written (a dozen lines) rather than a dependency, since the crate is compiled to wasm and
 //! every dependency counts.
 
@@ -31,6 +32,20 @@ pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Outp
     .await
 }
 
+/// A future that is pending once, letting other tasks on a single-threaded executor run.
+pub(crate) fn yield_now() -> impl std::future::Future<Output = ()> {
+    let mut yielded = false;
+    std::future::poll_fn(move |cx| {
+        if yielded {
+            std::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,7 +57,7 @@ mod tests {
         assert_eq!(block_on(race(std::future::pending::<()>(), async { 2 })), Either::Right(2));
         assert_eq!(block_on(race(async { 1 }, async { 2 })), Either::Left(1));
         let later = async {
-            crate::platform::yield_now().await;
+            yield_now().await;
             1
         };
         assert_eq!(block_on(race(later, async { 2 })), Either::Right(2));

@@ -11,6 +11,10 @@
 //
 // Exits 0 when every check holds, 1 otherwise. Expects the package to be built and installed
 // (scripts/build-pkg.sh, scripts/install-pkg.sh): the Worker imports "fencepost" from node_modules.
+//
+//   node js/demo/run-demo.mjs --config examples/worker-rs/wrangler.toml
+// runs the same checks on another Worker with the same API and log lines: one whose wrangler.toml
+// has a [build] command (the Rust Worker, built by worker-build) runs as built, from its `main`.
 
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +27,8 @@ process.env.WRANGLER_SEND_ERROR_REPORTS = "false";
 process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const configArg = process.argv.indexOf("--config");
+const CONFIG = path.resolve(configArg > 0 ? process.argv[configArg + 1] : path.join(ROOT, "wrangler.toml"));
 const RACERS = 8; // concurrent invocations per tick
 const DEADLINE_MS = 90_000; // the whole demo; it normally takes a few seconds
 
@@ -117,7 +123,9 @@ function onWorkerLog({ level, message }) {
 }
 
 async function start() {
-  if (!existsSync(path.join(ROOT, "node_modules/fencepost/package.json"))) {
+  const config = (await import("wrangler")).unstable_readConfig({ config: CONFIG });
+  const prebuilt = Boolean(config.build?.command);
+  if (!prebuilt && !existsSync(path.join(ROOT, "node_modules/fencepost/package.json"))) {
     throw new Error("node_modules/fencepost is missing: run `bash scripts/build-pkg.sh && bash scripts/install-pkg.sh` first");
   }
   const [{ Miniflare }, esbuild, wrangler] = await Promise.all([
@@ -128,34 +136,48 @@ async function start() {
   handleSignals();
 
   // The Worker as wrangler.toml describes it (compatibility date, R2 binding, vars, module rules).
-  const { workerOptions, main } = wrangler.unstable_getMiniflareWorkerOptions(path.join(ROOT, "wrangler.toml"));
-  const config = wrangler.unstable_readConfig({ config: path.join(ROOT, "wrangler.toml") });
+  const { workerOptions, main } = wrangler.unstable_getMiniflareWorkerOptions(CONFIG);
   const cron = config.triggers?.crons?.[0];
   if (!cron) throw new Error("wrangler.toml has no cron trigger");
 
-  // Bundle it the way wrangler does: resolve "fencepost" through its `workerd` export condition,
-  // keep the .wasm as a separate module (workerd compiles it: a CompiledWasm module).
-  buildDir = mkdtempSync(path.join(tmpdir(), "fencepost-demo-"));
-  await esbuild.build({
-    entryPoints: [main],
-    absWorkingDir: ROOT,
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    conditions: ["workerd", "worker", "browser"],
-    loader: { ".wasm": "copy" },
-    assetNames: "[name]",
-    outdir: buildDir,
-    logLevel: "warning",
-  });
+  let modules;
+  if (prebuilt) {
+    // Built by its own [build] command (worker-build for the Rust Worker): run `main` as it is,
+    // its .wasm compiled by workerd.
+    if (!existsSync(main)) throw new Error(`${main} is missing: run \`${config.build.command}\` in ${path.dirname(CONFIG)} first`);
+    modules = {
+      scriptPath: main,
+      modulesRoot: path.dirname(main),
+      modulesRules: [
+        { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
+        { type: "CompiledWasm", include: ["**/*.wasm"] },
+      ],
+    };
+  } else {
+    // Bundle it the way wrangler does: resolve "fencepost" through its `workerd` export condition,
+    // keep the .wasm as a separate module (workerd compiles it: a CompiledWasm module).
+    buildDir = mkdtempSync(path.join(tmpdir(), "fencepost-demo-"));
+    await esbuild.build({
+      entryPoints: [main],
+      absWorkingDir: ROOT,
+      bundle: true,
+      format: "esm",
+      platform: "browser",
+      target: "es2022",
+      conditions: ["workerd", "worker", "browser"],
+      loader: { ".wasm": "copy" },
+      assetNames: "[name]",
+      outdir: buildDir,
+      logLevel: "warning",
+    });
+    modules = { scriptPath: path.join(buildDir, "worker.js"), modulesRoot: buildDir };
+  }
 
   mf = new Miniflare({
     ...workerOptions,
     name: config.name,
     modules: true,
-    scriptPath: path.join(buildDir, "worker.js"),
-    modulesRoot: buildDir,
+    ...modules,
     host: "127.0.0.1",
     port: 0,
     cf: false, // offline: no request for the `cf` object
@@ -163,7 +185,7 @@ async function start() {
     handleStructuredLogs: onWorkerLog,
   });
   await mf.ready;
-  return { worker: await mf.getWorker(), config, cron, vars: workerOptions.bindings ?? {} };
+  return { worker: await mf.getWorker(), config, cron, vars: workerOptions.bindings ?? {}, entry: main };
 }
 
 // ----------------------------------------------------------------------------------- actions
@@ -257,10 +279,10 @@ async function reportTick(label, tickIso, results) {
 
 async function main() {
   out(bold("fencepost demo — the example Worker on local workerd, R2 simulated in memory"));
-  const { worker, config, cron, vars } = await start();
+  const { worker, config, cron, vars, entry } = await start();
   out(
     dim(
-      `  worker "${config.name}" (js/worker.js), compatibility date ${config.compatibility_date}, cron "${cron}"; ` +
+      `  worker "${config.name}" (${path.relative(ROOT, entry)}), compatibility date ${config.compatibility_date}, cron "${cron}"; ` +
         `job: ${vars.JOB_STEPS} steps, ≤ ${vars.STEPS_PER_TICK} per tick, ${vars.STEP_MS} ms each, lease ttl ${vars.JOB_TTL} s`,
     ),
   );

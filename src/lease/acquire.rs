@@ -5,7 +5,8 @@ use serde_json::{Map, Value};
 
 use super::{Lease, LeaseDoc, LeaseOptions, MAX_EPOCH};
 use crate::error::{Error, Result};
-use crate::fencepost::{Fencepost, Transition, checked, validate_holder, validate_ttl};
+use crate::fencepost::{Fencepost, Transition};
+use crate::json::checked;
 use crate::time::Timestamp;
 use crate::token::{random_token, random_unit};
 
@@ -173,4 +174,25 @@ pub(super) fn secs_between(a: Timestamp, b: Timestamp) -> f64 {
 fn wait_poll(n: u32) -> f64 {
     let d = (WAIT_FIRST_POLL * 2f64.powi(n.saturating_sub(1).min(16) as i32)).min(WAIT_MAX_POLL);
     d * (0.5 + 0.5 * random_unit())
+}
+
+/// A lease's ttl: seconds, > 0, at most 100 years (a deadline must stay writable).
+fn validate_ttl(ttl: f64) -> Result<()> {
+    if ttl.is_finite() && ttl > 0.0 && ttl <= 100.0 * 365.0 * 86_400.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "ttl must be a number of seconds > 0 (at most 100 years), got {}",
+            crate::json::number_text(ttl)
+        )))
+    }
+}
+
+/// A holder is stored in the lease document and compared verbatim; it may be a caller's own id.
+fn validate_holder(holder: &str) -> Result<()> {
+    if holder.is_empty() || holder.len() > 1024 || holder.chars().any(char::is_control) {
+        Err(Error::invalid("holder must be a non-empty string of at most 1024 bytes without control characters"))
+    } else {
+        Ok(())
+    }
 }

@@ -78,7 +78,8 @@ impl LeaseDoc {
         self.deadline_at.unwrap_or(Timestamp::WIRE_MIN)
     }
 
-    /// SPEC: expired means no holder, or a deadline at or before now (inclusive).
+    /// Expired means released (no holder), or a deadline at or before now: inclusive, so a lease
+    /// whose deadline is exactly now may be taken (README, "Semantics and decisions").
     pub fn is_expired(&self, now: Timestamp) -> bool {
         self.holder.is_none() || self.deadline_at.is_none_or(|d| d <= now)
     }

@@ -165,6 +165,34 @@ impl Fencepost {
     ///
     /// `f` may release the lease itself; keep-alive then stops and `f` runs on. `f` is an async
     /// closure (`async |lease| { … }`), so it may borrow from its surroundings.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use fencepost::store::MemoryStore;
+    /// use fencepost::{Fencepost, LeaseOptions, Options, transition};
+    /// use serde_json::json;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+    /// let mut steps_run = Vec::new();
+    /// let outcome = db
+    ///     .with_lease("jobs/rollup", LeaseOptions::new(30.0), None, async |lease| {
+    ///         for step in 1..=3 {
+    ///             // ... one idempotent step of work, then a checkpoint guarded by the epoch ...
+    ///             lease.write(json!({"step": step})).await?;
+    ///             steps_run.push(step);
+    ///         }
+    ///         Ok::<_, fencepost::Error>(lease.epoch())
+    ///     })
+    ///     .await?;
+    /// assert_eq!(outcome.transpose()?, Some(1), "ran under epoch 1");
+    /// assert_eq!(steps_run, [1, 2, 3]);
+    /// // Released at the end: the next taker gets epoch 2 and the last checkpoint.
+    /// let next = db.lease("jobs/rollup", LeaseOptions::new(30.0), None).await?.expect("released");
+    /// assert_eq!((next.epoch(), next.state()), (2, json!({"step": 3})));
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
     pub async fn with_lease<T, F>(
         &self,
         key: &str,

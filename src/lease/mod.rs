@@ -11,12 +11,12 @@
 //! is over — released through a handle, a write found it lost, keep-alive could not renew in time —
 //! [`Lease::ended`] fires and every later write rejects with `LeaseLost` without a request.
 //!
-//! Modules: [`document`] (the stored bytes), `acquire` (`Fencepost::lease` with its `wait`,
+//! Modules: `document` (the stored bytes), `acquire` (`Fencepost::lease` with its `wait`,
 //! `attach_lease`, `cooperative_write`), `keep_alive` (`Lease::keep_alive`,
 //! `Fencepost::with_lease`).
 
 mod acquire;
-pub mod document;
+mod document;
 mod keep_alive;
 
 use std::cell::RefCell;
@@ -24,12 +24,12 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
-pub use document::{LeaseDoc, MAX_EPOCH};
-pub use keep_alive::renew_margin;
+pub(crate) use document::{LeaseDoc, MAX_EPOCH};
 
 use crate::cancel::Cancel;
 use crate::error::{Error, Result};
-use crate::fencepost::{Transition, checked};
+use crate::fencepost::Transition;
+use crate::json::checked;
 use crate::objects::Objects;
 use crate::store::{StoredObject, WriteMeta};
 use crate::time::Timestamp;
@@ -37,13 +37,16 @@ use crate::time::Timestamp;
 /// Guarded writes absorb at most this many cooperative writes before giving up with `LeaseLost`.
 const HANDLE_PATIENCE: u32 = 10;
 
-/// Options of [`crate::Fencepost::lease`].
+/// Options of [`crate::Fencepost::lease`]: `LeaseOptions::new(ttl)`, then set what differs
+/// (`LeaseOptions { wait: Some(5.0), ..LeaseOptions::new(30.0) }`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaseOptions {
     /// Seconds, > 0.
     pub ttl: f64,
-    /// Defaults to a fresh random token.
+    /// Defaults to a fresh random token (128 bits). It is a credential: whoever knows it can
+    /// [`crate::Fencepost::attach_lease`].
     pub holder: Option<String>,
+    /// Take over a lease whose deadline has passed (default `true`).
     pub steal_if_expired: bool,
     /// Seconds to keep trying while the lease is held by someone else (`None`: one attempt). The
     /// attempts back off with jitter up to about a second apart, so a release is noticed within
@@ -80,7 +83,51 @@ struct Period {
     ended: Cancel,
 }
 
-/// A handle on one ownership period `(key, epoch, holder)`. Clones share the period's state.
+/// A handle on one ownership period `(key, epoch, holder)`, from [`crate::Fencepost::lease`] or
+/// [`crate::Fencepost::attach_lease`]. Clones share the period's state.
+///
+/// The lease document `{epoch, holder, deadline_at, state}` is only ever replaced by
+/// compare-and-swap, and acquiring bumps `epoch`: the epoch is a fence token. Every write through
+/// a handle ([`Lease::renew`], [`Lease::update_state`], [`Lease::write`], [`Lease::release`]) is
+/// guarded by the etag the handle last saw; when the guard fails the handle re-reads: another
+/// epoch or holder (or no document) means the lease is lost ([`crate::Error::LeaseLost`]: stop,
+/// discard the work); the same epoch and holder means a cooperative write
+/// ([`crate::Fencepost::cooperative_write`]) landed, which is absorbed before retrying.
+/// Once a handle learns its period is over, [`Lease::ended`] fires and every later write rejects
+/// with `LeaseLost` without a request. Keep a lease alive with [`Lease::keep_alive`], or run a
+/// function under one with [`crate::Fencepost::with_lease`].
+///
+/// ```
+/// use std::rc::Rc;
+/// use fencepost::store::MemoryStore;
+/// use fencepost::{Error, Fencepost, LeaseOptions, Options, transition};
+/// use serde_json::json;
+///
+/// # futures::executor::block_on(async {
+/// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+/// // Acquire, seeding the state on the first acquisition (`stateFn`): the transition is written
+/// // atomically with the new epoch.
+/// let mut seed = transition(|prev| Ok(if prev.is_null() { json!({"step": 0}) } else { prev }));
+/// let lease = db.lease("jobs/nightly", LeaseOptions::new(30.0), Some(&mut *seed)).await?.expect("free");
+/// assert_eq!((lease.epoch(), lease.state()), (1, json!({"step": 0})));
+/// // Held: anyone else gets `None`.
+/// assert!(db.lease("jobs/nightly", LeaseOptions::new(30.0), None).await?.is_none());
+///
+/// // Checkpoint under the fence.
+/// lease.update_state(&mut *transition(|s| Ok(json!({"step": s["step"].as_i64().unwrap_or(0) + 1})))).await?;
+/// // Ask the holder to stop, from outside, without fencing it; its next write absorbs this.
+/// db.cooperative_write("jobs/nightly", &mut *transition(|mut s| { s["cancel"] = json!(true); Ok(s) })).await?;
+/// lease.renew().await?;
+/// assert_eq!(lease.state(), json!({"step": 1, "cancel": true}));
+/// lease.release(None).await?;
+/// assert!(matches!(lease.renew().await, Err(Error::LeaseLost { .. })), "released handles are done");
+///
+/// // The next owner gets epoch 2 and the state where the last one left it.
+/// let next = db.lease("jobs/nightly", LeaseOptions::new(30.0), None).await?.expect("released");
+/// assert_eq!((next.epoch(), next.state()["step"].clone()), (2, json!(1)));
+/// # Ok::<(), fencepost::Error>(())
+/// # }).unwrap();
+/// ```
 #[derive(Clone)]
 pub struct Lease {
     objects: Objects,
@@ -130,7 +177,7 @@ impl Lease {
     }
 
     /// A handle on the same period (its state is shared) whose calls obey `cancel`: a renew or
-    /// write in flight when it fires is settled as [`crate::objects`] describes.
+    /// write in flight when it fires is settled as [`Objects`]' "Cancellation" describes.
     pub fn with_cancel(&self, cancel: &Cancel) -> Lease {
         Lease { objects: self.objects.with_cancel(cancel), period: self.period.clone() }
     }

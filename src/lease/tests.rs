@@ -11,7 +11,8 @@ use futures::task::LocalSpawnExt;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::store::{Fault, FaultStore, MemoryStore, ObjectStore, Op, Precondition};
+use crate::store::{MemoryStore, ObjectStore, Op, Precondition};
+use crate::testing::{Fault, FaultStore};
 use crate::time::{Clock, ManualClock};
 use crate::{Fencepost, Options, RetryPolicy};
 
@@ -146,7 +147,7 @@ fn keep_alive_that_cannot_renew_gives_up_before_the_deadline() {
     let Err(Error::LeaseLost { reason, .. }) = outcome else { unreachable!() };
     assert!(reason.contains("could not renew before the deadline"), "{reason}");
     let ended_at = ended_at.borrow_mut().take().expect("the end signal fired");
-    assert_eq!(ended_at, deadline.plus_secs(-renew_margin(2.0)), "at deadline - margin");
+    assert_eq!(ended_at, deadline.plus_secs(-super::keep_alive::renew_margin(2.0)), "at deadline - margin");
     assert!(sim.store.counts().put >= 3, "renewals were retried within the deadline");
     let l = lease.clone();
     assert!(matches!(sim.block(async move { l.renew().await }), Err(Error::LeaseLost { .. })), "every write rejects");

@@ -1,26 +1,5 @@
-//! Layer 0 for callers: the store behind key rules, bounded retries with backoff, and the
-//! resolution of ambiguous writes. Layer 1 (claim, lease, doc) writes only through here, so every
-//! primitive gets the same retry budget and the same "did my write land?" logic.
-//!
-//! Ambiguous writes: every write carries a fresh random token and the tokens of the versions it
-//! replaced (see [`WriteMeta`]). When a conditional put's outcome is unknown (transport error, lost
-//! response, 500), the key is read back before anything is retried:
-//! - the current version, or one it descends from, carries our token → our write landed;
-//! - the current version is still the one we tried to replace → it did not land; retry;
-//! - the current version descends from the one we tried to replace through someone else's write
-//!   (its history holds the base's token, not ours) → we lost the race;
-//! - anything else cannot be proven → [`Error::AmbiguousWrite`]; never a guess.
-//!
-//! Cancellation ([`Objects::with_cancel`]): a cancelled call stops its waits (backoff, `wait_for`
-//! polls) and retries at once. A read, list or delete, or a write not sent yet, then fails with
-//! the cancel's reason. A put in flight is abandoned and treated like a transport error, but
-//! resolved by a single read-back attempt: landed → success (a landed claim still wins); proven
-//! not landed → the reason; unprovable → [`Error::AmbiguousWrite`] with the reason as its cause.
-//!
-//! Store clock ([`ClockSource::Store`]): after every response the store's clock (its `Date`
-//! header, [`ObjectStore::server_time`]) is compared with the configured clock and the offset
-//! kept; [`Objects::now`] then reads the store's time, so lease deadlines are written and judged
-//! in it. Until a store has answered, and for stores without a clock, the offset is 0.
+//! Layer 0 for callers: [`Objects`] (its doc says what it guarantees); `write` and `resolve` hold
+//! the write path and the read-back resolution of ambiguous writes.
 
 mod resolve;
 mod write;
@@ -38,7 +17,7 @@ use crate::time::{Clock, ClockSource, Timestamp};
 use crate::token::random_unit;
 
 /// `wait_for` polls at most this often (seconds).
-pub const MIN_POLL_INTERVAL: f64 = 0.05;
+pub(crate) const MIN_POLL_INTERVAL: f64 = 0.05;
 
 /// A write that landed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +33,9 @@ pub struct Written {
 /// Options of [`Objects::wait_for`]; durations in seconds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WaitOptions {
+    /// Give up (with [`Error::Timeout`]) after this long; default 30.
     pub timeout: f64,
+    /// Seconds between polls (one GET each); default 1, at least 0.05.
     pub poll_interval: f64,
     /// Wait for an etag different from this one (a change), instead of mere existence.
     pub changed_from: Option<String>,
@@ -66,8 +47,65 @@ impl Default for WaitOptions {
     }
 }
 
-/// The conditional key-value store as callers see it. Cheap to clone (shares the store, the clock
-/// and the store-clock estimate).
+/// The conditional key-value store as callers see it (layer 0), from [`crate::Fencepost::objects`]
+/// or [`Objects::new`]. Cheap to clone (shares the store, the clock and the store-clock estimate).
+///
+/// The store behind key rules, bounded retries with backoff, and the resolution of ambiguous
+/// writes. Layer 1 (claim, lease, doc) writes only through here, so every primitive gets the same
+/// retry budget and the same "did my write land?" logic. Keys are validated as layer 1's are.
+///
+/// ```
+/// use std::rc::Rc;
+/// use fencepost::store::{MemoryStore, Precondition};
+/// use fencepost::{Fencepost, Options, WaitOptions};
+///
+/// # futures::executor::block_on(async {
+/// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+/// let objects = db.objects();
+/// // Create-only: the first put wins, the second finds the key taken (`None`).
+/// let first = objects.put("config/a", b"v1", Precondition::IfAbsent).await?.expect("created");
+/// assert!(objects.put("config/a", b"v2", Precondition::IfAbsent).await?.is_none());
+/// // Compare-and-swap on the etag the write returned.
+/// let etag = first.etag.expect("its etag");
+/// assert!(objects.put("config/a", b"v2", Precondition::IfMatch(etag.clone())).await?.is_some());
+/// assert!(objects.put("config/a", b"v3", Precondition::IfMatch(etag.clone())).await?.is_none(), "stale etag");
+/// objects.put("config/b", b"x", Precondition::None).await?;
+/// assert_eq!(objects.list("config/").await?, ["config/a", "config/b"]);
+/// // Wait for a change from the version we saw (one GET per poll; here it has changed already).
+/// let changed = objects.wait_for("config/a", &WaitOptions { changed_from: Some(etag), ..WaitOptions::default() }).await?;
+/// assert_eq!(changed.body, b"v2");
+/// objects.delete("config/b").await?;
+/// assert!(objects.get("config/b").await?.is_none());
+/// # Ok::<(), fencepost::Error>(())
+/// # }).unwrap();
+/// ```
+///
+/// # Ambiguous writes
+///
+/// Every write carries a fresh random token and the tokens of the versions it
+/// replaced (see [`WriteMeta`]). When a conditional put's outcome is unknown (transport error, lost
+/// response, 500), the key is read back before anything is retried:
+/// - the current version, or one it descends from, carries our token → our write landed;
+/// - the current version is still the one we tried to replace → it did not land; retry;
+/// - the current version descends from the one we tried to replace through someone else's write
+///   (its history holds the base's token, not ours) → we lost the race;
+/// - anything else cannot be proven → [`Error::AmbiguousWrite`]; never a guess.
+///
+/// # Cancellation
+///
+/// With [`Objects::with_cancel`] (or `with_cancel` on a [`crate::Fencepost`], [`crate::Doc`] or
+/// [`crate::Lease`]), a cancelled call stops its waits (backoff, `wait_for`
+/// polls) and retries at once. A read, list or delete, or a write not sent yet, then fails with
+/// the cancel's reason. A put in flight is abandoned and treated like a transport error, but
+/// resolved by a single read-back attempt: landed → success (a landed claim still wins); proven
+/// not landed → the reason; unprovable → [`Error::AmbiguousWrite`] with the reason as its cause.
+///
+/// # Store clock
+///
+/// With [`ClockSource::Store`], after every response the store's clock (its `Date`
+/// header, [`ObjectStore::server_time`]) is compared with the configured clock and the offset
+/// kept; [`Objects::now`] then reads the store's time, so lease deadlines are written and judged
+/// in it. Until a store has answered, and for stores without a clock, the offset is 0.
 #[derive(Clone)]
 pub struct Objects {
     store: Rc<dyn ObjectStore>,
@@ -163,7 +201,8 @@ impl Objects {
         if at.is_on_wire() { Ok(at) } else { Err(Error::invalid("the deadline would fall after the year 9999")) }
     }
 
-    /// Key rules (SPEC) plus the store's own budget: a store prefix uses up part of S3's and R2's
+    /// The key rules (`keys`: non-empty, at most 1024 bytes, no control characters, no `.`/`..`
+    /// segment, not under CairnDB's reserved prefixes) plus the store's own budget: a store prefix uses up part of S3's and R2's
     /// 1024 bytes, so an over-long key is an `InvalidArgument` here rather than a refusal there.
     pub fn check_key(&self, key: &str) -> Result<()> {
         validate_key(key)?;

@@ -11,7 +11,8 @@ use futures::task::LocalSpawnExt;
 use serde_json::json;
 
 use super::*;
-use crate::store::{Fault, FaultStore, MemoryStore, Op, PutOutcome};
+use crate::store::{MemoryStore, Op, PutOutcome};
+use crate::testing::{Fault, FaultStore};
 use crate::time::ManualClock;
 use crate::{Fencepost, LeaseOptions, Options};
 

@@ -65,7 +65,8 @@ impl Objects {
             last_error = Some(error);
         }
         match last_error {
-            // SPEC: a conditional put still meeting ConditionalRequestConflict after its retries lost.
+            // A conditional put still meeting 409 ConditionalRequestConflict after its retries has lost:
+            // another conditional write on the key won (S3 and R2 say so for concurrent writers).
             // (Our own unanswered attempt may be what conflicts: settle that first.)
             Some(e) if e.kind == FailureKind::ConditionalConflict && precondition != Precondition::None => {
                 if unanswered { self.settle_lost(key, &precondition, &meta, base).await } else { Ok(None) }

@@ -114,7 +114,7 @@ pub struct FaultStore {
 
 impl FaultStore {
     pub fn new(inner: Rc<dyn ObjectStore>) -> Self {
-        Self::with_clock(inner, Rc::new(crate::time::SystemClock))
+        Self::with_clock(inner, Rc::new(crate::platform::SystemClock))
     }
 
     /// A fault store whose injected delays wait on `clock` (a manual clock makes them instant).

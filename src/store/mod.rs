@@ -1,10 +1,10 @@
 //! Layer 0: the object-store seam. A store does exactly one attempt per call and says precisely how
 //! it failed; retries, backoff and the resolution of ambiguous writes live in one place above it
-//! ([`crate::objects`]), so every store gets them the same way.
+//! ([`crate::Objects`]), so every store gets them the same way.
 
-pub mod counting;
-pub mod fault;
-pub mod memory;
+mod counting;
+pub(crate) mod fault;
+mod memory;
 pub mod s3;
 
 #[cfg(target_arch = "wasm32")]
@@ -13,18 +13,20 @@ pub mod r2;
 use async_trait::async_trait;
 
 pub use counting::{CountingStore, Op, RequestCounts};
-pub use fault::{Fault, FaultStore, Injected, Rule};
+// The fault store is public as `crate::testing`; the JS binding builds it from here.
+#[allow(unused_imports)]
+pub(crate) use fault::{FaultStore, Injected, Rule};
 pub use memory::MemoryStore;
 
 /// How many replaced write tokens a write carries. Enough to recognise one's own write after a few
 /// others have landed on top of it before the read-back.
-pub const TOKEN_HISTORY: usize = 8;
+pub(crate) const TOKEN_HISTORY: usize = 8;
 
 /// Metadata names (S3 adds `x-amz-meta-`; R2 uses them as `customMetadata` keys), so the S3 API and
 /// the R2 binding see the same provenance on one bucket.
-pub const META_TOKEN: &str = "fencepost-token";
-pub const META_HISTORY: &str = "fencepost-history";
-pub const META_ORIGIN: &str = "fencepost-origin";
+pub(crate) const META_TOKEN: &str = "fencepost-token";
+pub(crate) const META_HISTORY: &str = "fencepost-history";
+pub(crate) const META_ORIGIN: &str = "fencepost-origin";
 
 /// The provenance fencepost attaches to each write: its own random token, the tokens of the
 /// versions it replaced (newest first), and the token of the write that created the key's current
@@ -40,19 +42,19 @@ pub struct WriteMeta {
 
 impl WriteMeta {
     /// A write that starts a lineage (a create, or a plain put).
-    pub fn creating(token: String) -> Self {
+    pub(crate) fn creating(token: String) -> Self {
         WriteMeta { origin: Some(token.clone()), token: Some(token), history: Vec::new() }
     }
 
     /// The provenance of a write replacing `base`: base's token, then base's history, capped; the
     /// same origin.
-    pub fn replacing(token: String, base: &WriteMeta) -> Self {
+    pub(crate) fn replacing(token: String, base: &WriteMeta) -> Self {
         let history = base.token.iter().chain(base.history.iter()).take(TOKEN_HISTORY).cloned().collect();
         WriteMeta { token: Some(token), history, origin: base.origin.clone() }
     }
 
     /// Did the write tagged `token` produce this version or one it descends from?
-    pub fn contains(&self, token: &str) -> bool {
+    pub(crate) fn contains(&self, token: &str) -> bool {
         self.token.as_deref() == Some(token) || self.history.iter().any(|t| t == token)
     }
 
@@ -148,7 +150,7 @@ impl StoreError {
         Self::new(FailureKind::Indeterminate, None, None, message)
     }
 
-    pub fn into_failure(self) -> crate::error::StorageFailure {
+    pub(crate) fn into_failure(self) -> crate::error::StorageFailure {
         crate::error::StorageFailure { code: self.code, status: self.status, message: self.message }
     }
 }
@@ -193,7 +195,8 @@ thread_local! {
 /// Store requests on the network in this thread right now (S3 and R2 I/O; the memory store has
 /// none). A manual clock's driver waits for them to settle before moving time on, so a renewal
 /// woken by `advance()` completes against a real store before the next due instant.
-pub fn io_in_flight() -> usize {
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn io_in_flight() -> usize {
     IN_FLIGHT.with(|n| n.get())
 }
 
@@ -211,14 +214,14 @@ pub(crate) async fn io<T>(io: impl std::future::Future<Output = T>) -> T {
 }
 
 /// Strip the quotes (and weak marker) S3 puts around an ETag; R2 bindings give it bare.
-pub fn normalize_etag(raw: &str) -> String {
+pub(crate) fn normalize_etag(raw: &str) -> String {
     let t = raw.trim();
     let t = t.strip_prefix("W/").unwrap_or(t);
     t.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(t).to_owned()
 }
 
 /// The etag every real store computes for a single-part upload: hex MD5 of the body.
-pub fn md5_etag(body: &[u8]) -> String {
+pub(crate) fn md5_etag(body: &[u8]) -> String {
     use md5::{Digest, Md5};
     crate::token::hex(&Md5::digest(body))
 }

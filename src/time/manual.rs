@@ -128,12 +128,12 @@ impl Clock for ManualClock {
             return Box::pin(async move {
                 // Yield first, so a raced request that is already answered wins over the timer
                 // and does not move the clock; advance only if this sleep really completes.
-                crate::platform::yield_now().await;
+                crate::race::yield_now().await;
                 clock.advance(secs);
             });
         }
         if secs == 0.0 {
-            return Box::pin(crate::platform::yield_now());
+            return Box::pin(crate::race::yield_now());
         }
         let id = self.inner.next_id.get();
         self.inner.next_id.set(id.wrapping_add(1));

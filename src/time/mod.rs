@@ -1,5 +1,6 @@
-//! Time: the wire timestamp format, HTTP dates, and the `Clock` seam (real time in production, a
-//! [`ManualClock`] in tests so expiry and timers are tested exactly, without sleeping).
+//! Time, as pure functions: the wire timestamp format, HTTP dates, and the `Clock` seam. Real time
+//! comes from the host ([`crate::SystemClock`]); tests use a [`ManualClock`], so
+//! expiry and timers are tested exactly, without sleeping. Nothing here reads the host's clock.
 
 mod manual;
 
@@ -180,20 +181,6 @@ pub enum ClockSource {
     /// binding), and until its first answer. So a client whose clock is minutes off neither steals
     /// a live lease nor writes deadlines that others see as already past.
     Store,
-}
-
-/// The real clock: `Date.now()` and `setTimeout` in wasm, the system clock natively.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> crate::Result<Timestamp> {
-        Ok(crate::platform::now())
-    }
-
-    fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {
-        crate::platform::sleep(secs)
-    }
 }
 
 #[cfg(test)]

@@ -16,12 +16,13 @@ use super::convert::{js_json, text};
 use super::errors::{callback, to_js};
 use super::signal::{AbortSignal, Linked};
 use super::stores::{JsManualClock, Store};
+use crate::SystemClock;
 use crate::doc::DEFAULT_MAX_ATTEMPTS;
 use crate::error::{Error, Result};
 use crate::fencepost::Transition;
 use crate::objects::WaitOptions;
 use crate::store::{Precondition, StoredObject};
-use crate::time::{Clock, SystemClock, Timestamp};
+use crate::time::{Clock, Timestamp};
 use crate::{Cancel, ClockSource, Fencepost, LeaseOptions, Options, RetryPolicy};
 
 /// Run a core call as a Promise, under the caller's `AbortSignal` when there is one: `call` gets

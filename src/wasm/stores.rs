@@ -7,12 +7,13 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 use super::errors::to_js;
+use crate::SystemClock;
 use crate::error::{Error, Result};
 use crate::keys::normalize_store_prefix;
 use crate::store::r2::R2Store;
 use crate::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
 use crate::store::{CountingStore, FaultStore, Injected, MemoryStore, ObjectStore, Op, RequestCounts, Rule};
-use crate::time::{Clock, ManualClock, SystemClock, Timestamp};
+use crate::time::{Clock, ManualClock, Timestamp};
 
 #[wasm_bindgen]
 pub struct Store {

@@ -1024,7 +1024,7 @@ pub async fn store_clock_corrects_a_fast_client(cx: Ctx) {
     // A client whose clock is ten minutes fast, judging in the store's time. Real time here: the
     // store's clock is compared with it.
     let real_now = fencepost::SystemClock.now().unwrap();
-    let fast = fencepost::ManualClock::new(real_now.plus_secs(600.0));
+    let fast = fencepost::testing::ManualClock::new(real_now.plus_secs(600.0));
     let options = fencepost::Options {
         clock: Some(std::rc::Rc::new(fast)),
         clock_source: fencepost::ClockSource::Store,

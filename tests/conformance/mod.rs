@@ -2,14 +2,15 @@
 //! (`tests/native.rs`) and in wasm under Node against the memory store, SeaweedFS and moto through
 //! `fetch` (`tests/wasm.rs`). Each case gets a fresh, empty namespace, a manual clock (so expiry is
 //! exact) and a counting, fault-injecting wrapper (so requests per operation are asserted against
-//! SPEC's floor).
+//! the floor in the README's "Requests per operation").
 
 #![allow(dead_code)]
 
 use std::rc::Rc;
 
-use fencepost::store::{Fault, FaultStore, ObjectStore, Op, Precondition, RequestCounts};
-use fencepost::{Clock, Fencepost, LeaseOptions, ManualClock, Options, RetryPolicy, Timestamp};
+use fencepost::store::{ObjectStore, Op, Precondition, RequestCounts};
+use fencepost::testing::{Fault, FaultStore, ManualClock};
+use fencepost::{Clock, Fencepost, LeaseOptions, Options, RetryPolicy, Timestamp};
 use serde_json::{Value, json};
 
 pub mod cases;
@@ -95,8 +96,8 @@ pub fn add(n: i64) -> impl FnMut(Value) -> fencepost::Result<Value> {
 pub fn counting<'a>(
     calls: &'a std::cell::Cell<u32>,
     mut f: impl FnMut(Value) -> fencepost::Result<Value> + 'a,
-) -> Box<fencepost::fencepost::Transition<'a>> {
-    fencepost::fencepost::transition(move |v| {
+) -> Box<fencepost::Transition<'a>> {
+    fencepost::transition(move |v| {
         calls.set(calls.get() + 1);
         f(v)
     })
@@ -191,11 +192,9 @@ pub use cases::*;
 // Re-exports the cases need, kept here so `cases.rs` reads as a list of behaviours.
 pub(crate) mod prelude {
     pub use super::{Ctx, add, counting, counts, incr, lease_opts};
-    pub use fencepost::error::Error;
-    pub use fencepost::fencepost::transition;
-    pub use fencepost::objects::WaitOptions;
-    pub use fencepost::store::{Fault, ObjectStore, Op, Precondition};
-    pub use fencepost::{Cancel, Clock, LeaseOptions};
+    pub use fencepost::store::{ObjectStore, Op, Precondition};
+    pub use fencepost::testing::Fault;
+    pub use fencepost::{Cancel, Clock, Error, LeaseOptions, WaitOptions, transition};
     pub use futures::future::join_all;
     pub use serde_json::{Value, json};
     pub use std::cell::Cell;

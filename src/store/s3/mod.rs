@@ -1,23 +1,33 @@
 //! The S3 store: any S3-compatible service (AWS S3, R2's S3 endpoint, SeaweedFS, MinIO…) over a
 //! pluggable HTTP transport.
 //!
-//! Sans-IO, in the rusty-s3 style: building and signing a request ([`request`], [`sigv4`],
-//! [`encode`]) and reading a response ([`response`], [`xml`]) are pure functions of their inputs
-//! and a time, tested without a network. [`S3Store`] only glues them to an [`HttpTransport`]
-//! (`fetch` in wasm, [`FetchTransport`]) and a [`Clock`]. One call is one attempt: retries and the
+//! Sans-IO, in the rusty-s3 style: building and signing a request (`request`, `sigv4`, `encode`)
+//! and reading a response (`response`, `xml`) are pure functions of their inputs and a time,
+//! tested without a network (signing against AWS's published examples). [`S3Store`] only glues
+//! them to an [`HttpTransport`] and a [`Clock`]. One call is one attempt: retries and the
 //! resolution of ambiguous writes live above the store.
+//!
+//! Transports: `FetchTransport` in wasm (the host's global `fetch`), `ReqwestTransport` natively
+//! (feature `reqwest`), or your own [`HttpTransport`].
 
-pub mod encode;
-pub mod request;
-pub mod response;
-pub mod sigv4;
-pub mod xml;
+mod encode;
+mod request;
+pub(crate) mod response;
+mod sigv4;
+mod xml;
 
 #[cfg(target_arch = "wasm32")]
 mod fetch;
 
 #[cfg(target_arch = "wasm32")]
 pub use fetch::FetchTransport;
+
+#[cfg(all(feature = "reqwest", not(target_arch = "wasm32")))]
+mod reqwest_transport;
+
+#[cfg(all(feature = "reqwest", not(target_arch = "wasm32")))]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub use reqwest_transport::ReqwestTransport;
 
 use std::cell::Cell;
 use std::fmt;
@@ -189,8 +199,8 @@ impl S3ConfigBuilder {
         self
     }
 
-    /// The store prefix; normalised by [`crate::keys::normalize_store_prefix`] (so `"app"`,
-    /// `"/app/"` and `"app/"` are the same).
+    /// The store prefix: key `k` is stored at `prefix/k`, so several users can share a bucket.
+    /// Leading and trailing slashes are ignored (`"app"`, `"/app/"` and `"app/"` are the same).
     pub fn prefix(mut self, prefix: &str) -> Self {
         prefix.clone_into(&mut self.prefix);
         self

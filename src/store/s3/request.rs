@@ -7,11 +7,13 @@ use crate::store::{FailureKind, Precondition, StoreError, WriteMeta, normalize_e
 use crate::time::Timestamp;
 
 /// Write provenance travels as user metadata: `x-amz-meta-<name>` for each [`WriteMeta::entries`]
-/// name (read back after an ambiguous write; see SPEC "Ambiguous writes").
+/// name, read back after an ambiguous write to learn whether it landed (see [`crate::Objects`]).
 pub const META_PREFIX: &str = "x-amz-meta-";
 /// The write token header (tests, CORS rules).
+#[cfg(test)]
 pub const TOKEN_HEADER: &str = "x-amz-meta-fencepost-token";
 /// The replaced-tokens header (tests, CORS rules).
+#[cfg(test)]
 pub const HISTORY_HEADER: &str = "x-amz-meta-fencepost-history";
 
 /// Reads must reach the server: a stale copy from any HTTP cache on the path (a browser's
@@ -20,7 +22,7 @@ const NO_CACHE: (&str, &str) = ("cache-control", "no-cache");
 
 impl S3Config {
     /// GetObject for `key` (relative to the store prefix).
-    pub fn get_object_request(&self, key: &str, at: Timestamp) -> HttpRequest {
+    pub(crate) fn get_object_request(&self, key: &str, at: Timestamp) -> HttpRequest {
         let headers = vec![header(NO_CACHE.0, NO_CACHE.1)];
         self.signed_request("GET", Some(key), &[], headers, Vec::new(), at)
     }
@@ -28,7 +30,7 @@ impl S3Config {
     /// PutObject for `key`, with the precondition as `If-None-Match: *` or `If-Match: "etag"` and
     /// the write token and history as user metadata. Fails (Fatal) only if the metadata could not
     /// travel in an HTTP header.
-    pub fn put_object_request(
+    pub(crate) fn put_object_request(
         &self,
         key: &str,
         body: &[u8],
@@ -50,13 +52,13 @@ impl S3Config {
     }
 
     /// DeleteObject for `key`.
-    pub fn delete_object_request(&self, key: &str, at: Timestamp) -> HttpRequest {
+    pub(crate) fn delete_object_request(&self, key: &str, at: Timestamp) -> HttpRequest {
         self.signed_request("DELETE", Some(key), &[], Vec::new(), Vec::new(), at)
     }
 
     /// One page of ListObjectsV2 under `bucket_prefix` (a full bucket key prefix: the store prefix
     /// is NOT added here, so the caller can strip exactly what it added).
-    pub fn list_objects_v2_request(
+    pub(crate) fn list_objects_v2_request(
         &self,
         bucket_prefix: &str,
         continuation_token: Option<&str>,
@@ -74,7 +76,7 @@ impl S3Config {
     }
 
     /// The path as sent and signed: for an object `key` (store prefix added here), else the bucket.
-    pub fn canonical_uri(&self, key: Option<&str>) -> String {
+    pub(crate) fn canonical_uri(&self, key: Option<&str>) -> String {
         let object = key.map(|k| encode_path(&format!("{}{k}", self.prefix)));
         match (self.addressing, object) {
             (Addressing::Path, Some(object)) => format!("{}/{}/{object}", self.parsed.path, self.bucket),

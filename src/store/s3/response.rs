@@ -98,7 +98,7 @@ pub fn classify_failure(response: &HttpResponse, what: &str) -> StoreError {
 }
 
 /// What a status (and code) lets the retry layer do.
-pub fn failure_kind(status: u16, code: Option<&str>) -> FailureKind {
+pub(crate) fn failure_kind(status: u16, code: Option<&str>) -> FailureKind {
     match (status, code) {
         (409, Some("ConditionalRequestConflict")) => FailureKind::ConditionalConflict,
         // Refused before anything was applied; trying again can help.

@@ -1,0 +1,178 @@
+//! The raw bindings to the JS host (wasm32 only), in one place, as in workers-rs's `worker-sys`:
+//! typed `extern` declarations of exactly the globals, methods and properties fencepost uses, and
+//! no logic. The idiomatic wrappers are elsewhere: timers in `platform`, `fetch` in
+//! `store::s3::fetch`, the R2 binding in `store::r2`. (The JS API's own `AbortSignal` binding
+//! lives with the JS layer, in `wasm::signal`.)
+//!
+//! Conventions:
+//! - every call that may throw is `catch`, so a throw becomes an `Err`, never a trap;
+//! - a method whose result is a Promise by contract is declared to return `JsValue` and wrapped in
+//!   `Promise::resolve` by its caller, so a host (or a test double) that returns a plain value
+//!   still works;
+//! - properties read from objects the host hands back are `JsValue`, checked by the caller: a
+//!   binding that breaks its contract is reported as a malformed answer, not trusted; getters
+//!   that do not `catch` are only called on values the caller checked are objects (reading a
+//!   property of `null` throws);
+//! - option dictionaries are plain objects (`dict()`) with typed setters.
+
+use js_sys::{Array, Function, Object, Uint8Array};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+
+/// A fresh `{}` viewed as the option dictionary `T` (which has only setters).
+pub(crate) fn dict<T: JsCast>() -> T {
+    Object::new().unchecked_into()
+}
+
+/// Does `value` have a function under each of `names`? The one duck-typing check: an R2 binding
+/// passed from JS is recognised by its methods before any of them is called.
+pub(crate) fn has_methods(value: &JsValue, names: &[&str]) -> bool {
+    value.is_object()
+        && names.iter().all(|n| js_sys::Reflect::get(value, &JsValue::from_str(n)).is_ok_and(|f| f.is_function()))
+}
+
+// ------------------------------------------------------------------------------------ timers
+
+#[wasm_bindgen]
+extern "C" {
+    /// The global `setTimeout` (Workers, Deno, Node and browsers all have it; `window` is not
+    /// there in most of them). Returns the host's timer handle, a number or an object.
+    #[wasm_bindgen(js_name = setTimeout)]
+    pub(crate) fn set_timeout(callback: &Function, millis: f64) -> JsValue;
+
+    /// The global `clearTimeout`.
+    #[wasm_bindgen(js_name = clearTimeout)]
+    pub(crate) fn clear_timeout(handle: &JsValue);
+}
+
+// ------------------------------------------------------------------------------------- fetch
+
+#[wasm_bindgen]
+extern "C" {
+    /// The global `fetch(input, init)`. `catch`: a synchronous throw (a header value the host
+    /// refuses…) becomes an `Err`.
+    #[wasm_bindgen(js_name = fetch, catch)]
+    pub(crate) fn fetch(input: &str, init: &RequestInit) -> Result<JsValue, JsValue>;
+
+    /// The `init` dictionary of `fetch`.
+    #[wasm_bindgen(extends = Object)]
+    pub(crate) type RequestInit;
+    #[wasm_bindgen(method, setter = method)]
+    pub(crate) fn set_method(this: &RequestInit, method: &str);
+    /// `[[name, value], …]`.
+    #[wasm_bindgen(method, setter = headers)]
+    pub(crate) fn set_headers(this: &RequestInit, headers: &Array);
+    #[wasm_bindgen(method, setter = body)]
+    pub(crate) fn set_body(this: &RequestInit, body: &Uint8Array);
+    #[wasm_bindgen(method, setter = signal)]
+    pub(crate) fn set_signal(this: &RequestInit, signal: &AbortSignal);
+
+    /// The global `AbortController`. `catch`: a host without one makes the constructor throw.
+    pub(crate) type AbortController;
+    #[wasm_bindgen(constructor, catch)]
+    pub(crate) fn new() -> Result<AbortController, JsValue>;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn signal(this: &AbortController) -> AbortSignal;
+    #[wasm_bindgen(method)]
+    pub(crate) fn abort(this: &AbortController);
+
+    /// An `AbortSignal`, only handed from a controller to `fetch` here.
+    pub(crate) type AbortSignal;
+
+    /// What `fetch` resolves to.
+    pub(crate) type Response;
+    /// A number by contract; checked by the caller.
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn status(this: &Response) -> JsValue;
+    #[wasm_bindgen(method, getter, catch)]
+    pub(crate) fn headers(this: &Response) -> Result<Headers, JsValue>;
+    /// A Promise of an `ArrayBuffer`.
+    #[wasm_bindgen(method, catch, js_name = arrayBuffer)]
+    pub(crate) fn array_buffer(this: &Response) -> Result<JsValue, JsValue>;
+
+    /// A response's `Headers`.
+    pub(crate) type Headers;
+    /// An iterator of `[name, value]` pairs.
+    #[wasm_bindgen(method, catch)]
+    pub(crate) fn entries(this: &Headers) -> Result<JsValue, JsValue>;
+}
+
+// ----------------------------------------------------------------------------- R2 binding
+
+#[wasm_bindgen]
+extern "C" {
+    /// A Workers R2 bucket binding (`env.BUCKET`): the members fencepost calls. Each returns a
+    /// Promise by contract.
+    #[wasm_bindgen(extends = Object)]
+    #[derive(Clone)]
+    pub(crate) type R2Bucket;
+    #[wasm_bindgen(method, catch)]
+    pub(crate) fn get(this: &R2Bucket, key: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    pub(crate) fn put(
+        this: &R2Bucket,
+        key: &str,
+        value: &Uint8Array,
+        options: &R2PutOptions,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    pub(crate) fn delete(this: &R2Bucket, key: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    pub(crate) fn list(this: &R2Bucket, options: &R2ListOptions) -> Result<JsValue, JsValue>;
+
+    /// The options of `put`.
+    #[wasm_bindgen(extends = Object)]
+    pub(crate) type R2PutOptions;
+    /// A record of string values (fencepost's provenance).
+    #[wasm_bindgen(method, setter = customMetadata)]
+    pub(crate) fn set_custom_metadata(this: &R2PutOptions, metadata: &Object);
+    #[wasm_bindgen(method, setter = httpMetadata)]
+    pub(crate) fn set_http_metadata(this: &R2PutOptions, metadata: &R2HttpMetadata);
+    #[wasm_bindgen(method, setter = onlyIf)]
+    pub(crate) fn set_only_if(this: &R2PutOptions, condition: &R2Conditional);
+
+    #[wasm_bindgen(extends = Object)]
+    pub(crate) type R2HttpMetadata;
+    #[wasm_bindgen(method, setter = contentType)]
+    pub(crate) fn set_content_type(this: &R2HttpMetadata, content_type: &str);
+
+    /// `onlyIf`: `etagDoesNotMatch: "*"` is create-only, `etagMatches` a compare-and-swap.
+    #[wasm_bindgen(extends = Object)]
+    pub(crate) type R2Conditional;
+    #[wasm_bindgen(method, setter = etagMatches)]
+    pub(crate) fn set_etag_matches(this: &R2Conditional, etag: &str);
+    #[wasm_bindgen(method, setter = etagDoesNotMatch)]
+    pub(crate) fn set_etag_does_not_match(this: &R2Conditional, etag: &str);
+
+    /// The options of `list`.
+    #[wasm_bindgen(extends = Object)]
+    pub(crate) type R2ListOptions;
+    #[wasm_bindgen(method, setter = prefix)]
+    pub(crate) fn set_prefix(this: &R2ListOptions, prefix: &str);
+    #[wasm_bindgen(method, setter = limit)]
+    pub(crate) fn set_limit(this: &R2ListOptions, limit: u32);
+    #[wasm_bindgen(method, setter = cursor)]
+    pub(crate) fn set_cursor(this: &R2ListOptions, cursor: &str);
+
+    /// What `get` (with a body) and `put` resolve to; `list` pages hold them too (without body).
+    pub(crate) type R2Object;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn key(this: &R2Object) -> JsValue;
+    /// Unquoted (`httpEtag` is the quoted one).
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn etag(this: &R2Object) -> JsValue;
+    #[wasm_bindgen(method, getter, js_name = customMetadata)]
+    pub(crate) fn custom_metadata(this: &R2Object) -> JsValue;
+    /// A Promise of an `ArrayBuffer` (objects from `get` only).
+    #[wasm_bindgen(method, catch, js_name = arrayBuffer)]
+    pub(crate) fn array_buffer(this: &R2Object) -> Result<JsValue, JsValue>;
+
+    /// A page of `list`.
+    pub(crate) type R2Objects;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn objects(this: &R2Objects) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn truncated(this: &R2Objects) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn cursor(this: &R2Objects) -> JsValue;
+}

@@ -1,0 +1,146 @@
+//! The native transport (feature `reqwest`): the S3 store over reqwest, with rustls for HTTPS.
+//!
+//! reqwest's connections need a tokio runtime, but fencepost's futures do not: each request runs
+//! as a task on the tokio runtime of the caller when there is one (`Handle::try_current`), and
+//! otherwise on a small background runtime that fencepost starts once (one worker thread). So the
+//! S3 store works the same under `#[tokio::main]`, a current-thread runtime, a `LocalSet`, or
+//! plain `futures::executor::block_on`.
+//!
+//! The per-attempt timeout is the S3 store's (`S3ConfigBuilder::timeout`, default 30 s): it races
+//! every send against its clock, and when the timeout wins the send is dropped, which aborts the
+//! task and with it the connection (the outcome of a write is then resolved by reading back).
+
+use std::sync::OnceLock;
+
+use async_trait::async_trait;
+use tokio::runtime::{Handle, Runtime};
+use tokio::task::AbortHandle;
+
+use super::{HttpRequest, HttpResponse, HttpTransport};
+use crate::error::{Error, Result, StorageFailure};
+
+/// [`HttpTransport`] over a [`reqwest::Client`]. Clones share the client and its connection pool.
+///
+/// ```no_run
+/// use std::rc::Rc;
+/// use fencepost::store::s3::{ReqwestTransport, S3Config, S3Store};
+/// use fencepost::{Fencepost, Options, SystemClock};
+///
+/// # fn main() -> fencepost::Result<()> {
+/// let config = S3Config::builder("https://s3.eu-west-1.amazonaws.com", "my-bucket", "eu-west-1", "AKIA…", "secret")
+///     .prefix("my-app")
+///     .timeout(10.0)
+///     .build()?;
+/// let store = S3Store::new(config, Rc::new(ReqwestTransport::new()?), Rc::new(SystemClock));
+/// let db = Fencepost::new(Rc::new(store), Options::default())?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReqwestTransport {
+    client: reqwest::Client,
+}
+
+impl ReqwestTransport {
+    /// A transport with its own client: rustls with the platform's root certificates, no
+    /// redirects followed (an S3 redirect names another region or endpoint: the request was
+    /// signed for this one, so the 3xx is reported rather than re-sent).
+    pub fn new() -> Result<Self> {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| transport_setup(&format!("could not build the HTTP client: {}", describe(&e))))?;
+        Ok(Self::with_client(client))
+    }
+
+    /// A transport on a client of your own (proxies, root certificates, connect timeouts…). The
+    /// S3 store applies its per-attempt timeout whatever the client's settings.
+    pub fn with_client(client: reqwest::Client) -> Self {
+        ReqwestTransport { client }
+    }
+}
+
+#[async_trait(?Send)]
+impl HttpTransport for ReqwestTransport {
+    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, String> {
+        let handle = match Handle::try_current() {
+            Ok(handle) => handle,
+            Err(_) => background()?.clone(),
+        };
+        let task = handle.spawn(exchange(self.client.clone(), request));
+        // Dropped before the answer (the store's timeout, a cancel): the request is aborted.
+        let _abort = AbortOnDrop(task.abort_handle());
+        match task.await {
+            Ok(answer) => answer,
+            Err(e) => Err(format!("the request task ended without an answer: {e}")),
+        }
+    }
+}
+
+struct AbortOnDrop(AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        // A no-op once the task has finished.
+        self.0.abort();
+    }
+}
+
+/// The runtime requests run on when the caller has none: started on first use, kept for the
+/// life of the process.
+fn background() -> std::result::Result<&'static Handle, String> {
+    static RUNTIME: OnceLock<std::result::Result<Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("fencepost-http")
+                .enable_all()
+                .build()
+                .map_err(|e| format!("could not start the HTTP runtime: {e}"))
+        })
+        .as_ref()
+        .map(Runtime::handle)
+        .map_err(Clone::clone)
+}
+
+/// One request and its whole answer. `Err` only when there is no HTTP response at all.
+async fn exchange(client: reqwest::Client, request: HttpRequest) -> std::result::Result<HttpResponse, String> {
+    let method = reqwest::Method::from_bytes(request.method.as_bytes())
+        .map_err(|_| format!("{} is not an HTTP method", request.method))?;
+    let mut builder = client.request(method, &request.url);
+    for (name, value) in &request.headers {
+        builder = builder.header(name, value);
+    }
+    if !matches!(request.method, "GET" | "HEAD") {
+        builder = builder.body(request.body);
+    }
+    let response = builder.send().await.map_err(|e| describe(&e))?;
+    let status = response.status().as_u16();
+    // Names come lowercased from the http crate; a value that is not visible ASCII cannot be one
+    // fencepost reads, and is left out.
+    let headers = response
+        .headers()
+        .iter()
+        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
+        .collect();
+    // A connection that dies mid-body fails here, like one that never answered.
+    let body = response.bytes().await.map_err(|e| format!("reading the response body failed: {}", describe(&e)))?;
+    Ok(HttpResponse { status, headers, body: body.to_vec() })
+}
+
+/// An error with its chain of causes (reqwest's own text says little: "error sending request").
+/// The URL it may name carries no credentials (requests are signed in headers).
+fn describe(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn transport_setup(message: &str) -> Error {
+    Error::Storage(StorageFailure { code: Some("TransportSetup".into()), status: None, message: message.to_owned() })
+}
