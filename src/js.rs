@@ -1,8 +1,7 @@
 //! The raw bindings to the JS host (wasm32 only), in one place, as in workers-rs's `worker-sys`:
 //! typed `extern` declarations of exactly the globals, methods and properties fencepost uses, and
 //! no logic. The idiomatic wrappers are elsewhere: timers in `platform`, `fetch` in
-//! `store::s3::fetch`, the R2 binding in `store::r2`. (The JS API's own `AbortSignal` binding
-//! lives with the JS layer, in `wasm::signal`.)
+//! `store::s3::fetch`, the R2 binding in `store::r2`, callers' abort signals in `wasm::signal`.
 //!
 //! Conventions:
 //! - every call that may throw is `catch`, so a throw becomes an `Err`, never a trap;
@@ -76,8 +75,16 @@ extern "C" {
     #[wasm_bindgen(method)]
     pub(crate) fn abort(this: &AbortController);
 
-    /// An `AbortSignal`, only handed from a controller to `fetch` here.
-    pub(crate) type AbortSignal;
+    /// An `AbortSignal`: handed from a controller to `fetch`, and a caller's, listened to.
+    pub type AbortSignal;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn aborted(this: &AbortSignal) -> bool;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn reason(this: &AbortSignal) -> JsValue;
+    #[wasm_bindgen(method, js_name = addEventListener)]
+    pub(crate) fn add_event_listener(this: &AbortSignal, kind: &str, listener: &js_sys::Function);
+    #[wasm_bindgen(method, js_name = removeEventListener)]
+    pub(crate) fn remove_event_listener(this: &AbortSignal, kind: &str, listener: &js_sys::Function);
 
     /// What `fetch` resolves to.
     pub(crate) type Response;

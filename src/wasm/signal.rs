@@ -5,22 +5,9 @@
 
 use wasm_bindgen::prelude::*;
 
+pub use crate::js::AbortSignal;
 use crate::Cancel;
 use crate::error::Error;
-
-#[wasm_bindgen]
-extern "C" {
-    /// The host's `AbortSignal` (typed binding: the binding calls exactly these members).
-    pub type AbortSignal;
-    #[wasm_bindgen(method, getter)]
-    fn aborted(this: &AbortSignal) -> bool;
-    #[wasm_bindgen(method, getter)]
-    fn reason(this: &AbortSignal) -> JsValue;
-    #[wasm_bindgen(method, js_name = addEventListener)]
-    fn add_event_listener(this: &AbortSignal, kind: &str, listener: &js_sys::Function);
-    #[wasm_bindgen(method, js_name = removeEventListener)]
-    fn remove_event_listener(this: &AbortSignal, kind: &str, listener: &js_sys::Function);
-}
 
 /// A [`Cancel`] that follows a signal for as long as this value lives.
 pub struct Linked {

@@ -210,3 +210,19 @@ test("clock: 'store' — a client 10 minutes fast does not steal; one 10 minutes
   assert.equal(await honest.lease("b", { ttl: 30 }), null, "others see the slow client's lease as live");
   await mine.release();
 });
+
+test("a request that provably was never sent (connection refused) is a StorageError, not ambiguous", async () => {
+  // A port nothing listens on: every attempt is refused before a byte is sent.
+  const probe = http.createServer();
+  await new Promise((r) => probe.listen(0, "127.0.0.1", r));
+  const port = probe.address().port;
+  await new Promise((r) => probe.close(r));
+  const db = new lib.Fencepost(lib.s3Store({ endpoint: `http://127.0.0.1:${port}`, bucket: "b", accessKeyId: "a", secretAccessKey: "s" }),
+    { retry: { maxAttempts: 3, baseDelay: 0.01, maxDelay: 0.02 } });
+  for (const call of [() => db.claim("k", 1), () => db.doc("d").update((v) => v + 1, { create: 0 })]) {
+    const err = await call().catch((e) => e);
+    assert.ok(err instanceof lib.StorageError && !(err instanceof lib.AmbiguousWriteError), `${err?.name}: ${err?.message}`);
+    assert.equal(err.code, "STORAGE_ERROR");
+  }
+});
+

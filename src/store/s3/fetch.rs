@@ -6,7 +6,7 @@ use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::{HttpRequest, HttpResponse, HttpTransport};
+use super::{HttpRequest, HttpResponse, HttpTransport, TransportError};
 use crate::js::{self, AbortController, RequestInit, Response};
 
 /// Aborts the `fetch` when the send is dropped before it finished: the store's timeout or a
@@ -39,18 +39,18 @@ impl FetchTransport {
 
 #[async_trait(?Send)]
 impl HttpTransport for FetchTransport {
-    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, String> {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
         let controller = AbortController::new().ok();
         let init = request_init(&request, controller.as_ref());
         let guard = AbortOnDrop(controller);
         let promise = js::fetch(&request.url, &init).map_err(|e| describe("fetch threw", &e))?;
-        let response = JsFuture::from(Promise::resolve(&promise)).await.map_err(|e| describe("fetch rejected", &e))?;
+        let response = JsFuture::from(Promise::resolve(&promise)).await.map_err(|e| rejected(&e))?;
         if !response.is_object() {
-            return Err("fetch resolved to something that is not a response".to_owned());
+            return Err("fetch resolved to something that is not a response".into());
         }
         let read = read_response(response.unchecked_ref()).await;
         guard.disarm();
-        read
+        Ok(read?)
     }
 }
 
@@ -106,6 +106,17 @@ fn read_headers(response: &Response) -> Result<Vec<(String, String)>, JsValue> {
 async fn read_body(response: &Response) -> Result<Vec<u8>, JsValue> {
     let buffer = JsFuture::from(Promise::resolve(&response.array_buffer()?)).await?;
     Ok(Uint8Array::new(&buffer).to_vec())
+}
+
+/// Why `fetch` rejected. A refused connection or a name that did not resolve means the request
+/// never left: JS hosts report that only in their message text (Node: the `cause`'s
+/// `ECONNREFUSED`/`ENOTFOUND`, undici's "bad port"; Deno: "tcp connect error", "dns error"), so the text is what is
+/// read; anything else — a browser's bare "Failed to fetch" included — may have been sent.
+fn rejected(thrown: &JsValue) -> TransportError {
+    let text = describe("fetch rejected", thrown);
+    const NOT_SENT: [&str; 7] =
+        ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "bad port", "Connection refused", "tcp connect error", "dns error"];
+    if NOT_SENT.iter().any(|m| text.contains(m)) { TransportError::not_sent(text) } else { text.into() }
 }
 
 /// A thrown value as text: `Name: message`, plus the `cause` Node attaches to "fetch failed".

@@ -454,10 +454,40 @@ fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a st
 }
 
 /// The one seam between the S3 store and the network. `Err` means no HTTP response at all
-/// (connection refused, reset, timeout…): the request may or may not have been applied.
+/// (connection refused, reset, timeout…).
 #[async_trait(?Send)]
 pub trait HttpTransport {
-    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, String>;
+    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError>;
+}
+
+/// Why a request got no HTTP response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransportError {
+    pub message: String,
+    /// Whether the request may have reached the server. `false` only when it provably did not —
+    /// the connection was refused, the host name did not resolve — so a write then neither needs
+    /// a read-back nor can be ambiguous, and a retry is safe.
+    pub maybe_sent: bool,
+}
+
+impl TransportError {
+    /// Nothing reached the server.
+    pub fn not_sent(message: impl Into<String>) -> Self {
+        TransportError { message: message.into(), maybe_sent: false }
+    }
+}
+
+/// Any failure without proof that nothing was sent: it may have reached the server.
+impl From<String> for TransportError {
+    fn from(message: String) -> Self {
+        TransportError { message, maybe_sent: true }
+    }
+}
+
+impl From<&str> for TransportError {
+    fn from(message: &str) -> Self {
+        message.to_owned().into()
+    }
 }
 
 /// An [`ObjectStore`] on S3. One call is one HTTP request (a list, one per page). Clones share the
@@ -499,14 +529,20 @@ impl S3Store {
         let timeout = self.config.timeout;
         let answer = match race(super::io(self.transport.send(request)), self.clock.sleep(timeout)).await {
             Either::Left(answer) => answer,
-            Either::Right(()) => Err(format!("no answer within {} s", crate::json::number_text(timeout))),
+            Either::Right(()) => Err(format!("no answer within {} s", crate::json::number_text(timeout)).into()),
         };
         // Always overwritten, so the objects layer, which reads it right after this returns,
         // never takes an older response's date for this one's.
         self.server_time.set(answer.as_ref().ok().and_then(response::server_time));
         let result = match answer {
             Ok(response) => read(response),
-            Err(message) => Err(StoreError::transport(format!("{what}: no response: {message}"))),
+            // Provably never sent: nothing to resolve, safe to retry (a refused connection).
+            Err(TransportError { message, maybe_sent: false }) => {
+                Err(StoreError::new(super::FailureKind::Transient, None, None, format!("{what}: not sent: {message}")))
+            }
+            Err(TransportError { message, .. }) => {
+                Err(StoreError::transport(format!("{what}: no response: {message}")))
+            }
         };
         result.map_err(|err| response::sanitize(err, &secrets))
     }

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use tokio::runtime::{Handle, Runtime};
 use tokio::task::AbortHandle;
 
-use super::{HttpRequest, HttpResponse, HttpTransport};
+use super::{HttpRequest, HttpResponse, HttpTransport, TransportError};
 use crate::error::{Error, Result, StorageFailure};
 
 /// [`HttpTransport`] over a [`reqwest::Client`]. Clones share the client and its connection pool.
@@ -61,7 +61,7 @@ impl ReqwestTransport {
 
 #[async_trait(?Send)]
 impl HttpTransport for ReqwestTransport {
-    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, String> {
+    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError> {
         let handle = match Handle::try_current() {
             Ok(handle) => handle,
             Err(_) => background()?.clone(),
@@ -71,7 +71,7 @@ impl HttpTransport for ReqwestTransport {
         let _abort = AbortOnDrop(task.abort_handle());
         match task.await {
             Ok(answer) => answer,
-            Err(e) => Err(format!("the request task ended without an answer: {e}")),
+            Err(e) => Err(format!("the request task ended without an answer: {e}").into()),
         }
     }
 }
@@ -104,7 +104,7 @@ fn background() -> std::result::Result<&'static Handle, String> {
 }
 
 /// One request and its whole answer. `Err` only when there is no HTTP response at all.
-async fn exchange(client: reqwest::Client, request: HttpRequest) -> std::result::Result<HttpResponse, String> {
+async fn exchange(client: reqwest::Client, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError> {
     let method = reqwest::Method::from_bytes(request.method.as_bytes())
         .map_err(|_| format!("{} is not an HTTP method", request.method))?;
     let mut builder = client.request(method, &request.url);
@@ -114,7 +114,11 @@ async fn exchange(client: reqwest::Client, request: HttpRequest) -> std::result:
     if !matches!(request.method, "GET" | "HEAD") {
         builder = builder.body(request.body);
     }
-    let response = builder.send().await.map_err(|e| describe(&e))?;
+    // A connect error is raised before any byte of the request is written: provably not sent.
+    let response = builder
+        .send()
+        .await
+        .map_err(|e| if e.is_connect() { TransportError::not_sent(describe(&e)) } else { describe(&e).into() })?;
     let status = response.status().as_u16();
     // Names come lowercased from the http crate; a value that is not visible ASCII cannot be one
     // fencepost reads, and is left out.

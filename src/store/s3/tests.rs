@@ -372,9 +372,9 @@ impl Scripted {
 
 #[async_trait(?Send)]
 impl HttpTransport for Scripted {
-    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, String> {
+    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError> {
         self.sent.borrow_mut().push(request);
-        self.replies.borrow_mut().pop_front().unwrap_or_else(|| Err("no scripted reply".into()))
+        self.replies.borrow_mut().pop_front().unwrap_or_else(|| Err("no scripted reply".into())).map_err(Into::into)
     }
 }
 
@@ -631,7 +631,7 @@ struct PutsHang;
 
 #[async_trait(?Send)]
 impl HttpTransport for PutsHang {
-    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, String> {
+    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError> {
         if request.method == "PUT" {
             std::future::pending::<()>().await;
         }
@@ -836,7 +836,7 @@ fn xml_escape(s: &str) -> String {
 
 #[async_trait(?Send)]
 impl HttpTransport for Emulator {
-    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, String> {
+    async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError> {
         let rest = request.url.strip_prefix("http://h:9000/bucket").unwrap();
         let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
         // Every byte outside the unreserved set must arrive escaped, or a server would misread it.
