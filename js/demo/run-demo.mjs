@@ -7,7 +7,7 @@
 //      each tick must have exactly one winner, the 7 others converging on its value;
 //   2. the winners advance a lease-owned job across the ticks (epoch 1, 2, 3);
 //   3. a cooperative cancel of a job while it runs, then a tick that refuses the cancelled job;
-//   4. the R2 requests every operation cost, against the floor in SPEC.md.
+//   4. the R2 requests every operation cost, against the floor (README: Requests per operation).
 //
 // Exits 0 when every check holds, 1 otherwise. Expects the package to be built and installed
 // (scripts/build-pkg.sh, scripts/install-pkg.sh): the Worker imports "fencepost" from node_modules.

@@ -24,7 +24,7 @@ const SCREENSHOT = join(ROOT, ".run", "browser-harness.png");
 export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const TIMEOUT_S = Number(process.env.FENCEPOST_BROWSER_TIMEOUT ?? 480);
 const STORES = (process.env.FENCEPOST_BROWSER_STORES ?? "memory,seaweed").split(",").map((s) => s.trim()).filter(Boolean);
-// TOOLCHAIN.md: what headless Chromium needs here (running as root, no GPU, small /dev/shm).
+// What headless Chromium needs on a CI machine: running as root (no sandbox), no GPU, a small /dev/shm, no background networking.
 export const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
   "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 

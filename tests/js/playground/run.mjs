@@ -16,7 +16,7 @@ import { ROOT, PAGE, startServer, stopServer } from "../../../js/playground/serv
 import { checkInvariants } from "../../../js/playground/invariants.js";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-// TOOLCHAIN.md: what headless Chromium needs here (running as root, no GPU, small /dev/shm).
+// What headless Chromium needs on a CI machine: running as root (no sandbox), no GPU, a small /dev/shm, no background networking.
 const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
   "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 const TIMEOUT_MS = 120_000; // per configuration; one takes a few seconds
