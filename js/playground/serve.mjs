@@ -5,71 +5,20 @@
 //   node js/playground/serve.mjs [--port N]     default: an ephemeral port (PORT also works)
 //
 // Only files of the repository, nothing under a dot-directory (.git, .run), GET and HEAD only.
-import { createServer } from "node:http";
-import { createReadStream, existsSync, statSync } from "node:fs";
-import { extname, join, resolve, sep } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { startServer as serveFolder, stopServer } from "../../scripts/static-server.mjs";
 
 export const ROOT = resolve(fileURLToPath(new URL("../../", import.meta.url)));
 export const PAGE = "/js/playground/";
 
-const MIME = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".wasm": "application/wasm",
-  ".json": "application/json; charset=utf-8",
-  ".png": "image/png",
-  ".svg": "image/svg+xml",
-};
-
-/** Start the server; resolves to {server, origin, notFound} once it listens. */
+/** Serve the repository root ("/" opens the playground). */
 export function startServer({ port = 0, root = ROOT } = {}) {
-  const notFound = [];
-  const server = createServer((req, res) => {
-    const send = (status, body, headers = {}) => {
-      res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", ...headers });
-      res.end(req.method === "HEAD" ? undefined : body);
-    };
-    if (req.method !== "GET" && req.method !== "HEAD") return send(405, "method not allowed\n");
-    let path;
-    try {
-      path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    } catch {
-      return send(400, "bad path\n");
-    }
-    if (path === "/") return send(302, "", { location: PAGE });
-    const segments = path.split("/").filter(Boolean);
-    if (path.includes("\0") || segments.some((s) => s.startsWith("."))) return send(404, "not found\n");
-    let file = resolve(root, ...segments);
-    if (file !== root && !file.startsWith(root + sep)) return send(404, "not found\n");
-    try {
-      if (statSync(file).isDirectory()) {
-        if (!path.endsWith("/")) return send(301, "", { location: `${path}/` }); // relative URLs in index.html
-        file = join(file, "index.html");
-      }
-      const size = statSync(file).size;
-      res.writeHead(200, { "content-type": MIME[extname(file)] ?? "application/octet-stream", "content-length": size, "cache-control": "no-store" });
-      if (req.method === "HEAD") return res.end();
-      createReadStream(file).on("error", () => res.destroy()).pipe(res);
-    } catch {
-      notFound.push(path);
-      send(404, "not found\n");
-    }
-  });
-  return new Promise((ok, fail) => {
-    server.once("error", fail);
-    server.listen(port, "127.0.0.1", () => ok({ server, notFound, origin: `http://127.0.0.1:${server.address().port}` }));
-  });
+  return serveFolder({ root, port, index: PAGE });
 }
 
-export function stopServer(server) {
-  return new Promise((ok) => {
-    server.close(() => ok());
-    server.closeAllConnections?.();
-  });
-}
+export { stopServer };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const i = process.argv.indexOf("--port");

@@ -11,12 +11,12 @@
 //   FENCEPOST_BROWSER_TIMEOUT seconds for the whole page run (default 480)
 //   CHROMIUM                  browser binary (default /usr/bin/chromium)
 // Writes a full-page screenshot to .run/browser-harness.png. Exits non-zero on any failure or timeout.
-import { createServer } from "node:http";
-import { mkdirSync, mkdtempSync, rmSync, statSync, createReadStream } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { extname, join, resolve, sep } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { serverSettings } from "../../../scripts/servers/settings.mjs";
+import { MIME, startServer as serveFolder, stopServer } from "../../../scripts/static-server.mjs";
 
 export const ROOT = resolve(fileURLToPath(new URL("../../../", import.meta.url)));
 const PAGE = "/tests/js/browser/index.html";
@@ -28,21 +28,6 @@ const STORES = (process.env.FENCEPOST_BROWSER_STORES ?? "memory,seaweed").split(
 export const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
   "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
-const MIME = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".cjs": "text/javascript; charset=utf-8",
-  ".wasm": "application/wasm",
-  ".json": "application/json; charset=utf-8",
-  ".map": "application/json; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".png": "image/png",
-  ".svg": "image/svg+xml",
-  ".txt": "text/plain; charset=utf-8",
-  ".md": "text/plain; charset=utf-8",
-  ".ts": "text/plain; charset=utf-8",
-};
 
 // ------------------------------------------------------------------ settings
 export function settingsFor(stores) {
@@ -64,60 +49,13 @@ export function settingsFor(stores) {
 }
 
 // ------------------------------------------------------------------ static server
+/** The repository root, "/" opening the harness page; `/settings.json` hands it the test servers. */
 export function startServer(settings) {
-  const notFound = [];
-  const server = createServer((req, res) => {
-    const send = (status, body, type = "text/plain; charset=utf-8") => {
-      res.writeHead(status, { "content-type": type, "cache-control": "no-store", "x-content-type-options": "nosniff" });
-      res.end(req.method === "HEAD" ? undefined : body);
-    };
-    if (req.method !== "GET" && req.method !== "HEAD") return send(405, "method not allowed\n");
-    let path;
-    try {
-      path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    } catch {
-      return send(400, "bad path\n");
-    }
-    if (path === "/") {
-      res.writeHead(302, { location: PAGE });
-      return res.end();
-    }
-    if (path === "/settings.json") {
-      return settings ? send(200, JSON.stringify(settings), MIME[".json"]) : send(404, "no settings\n");
-    }
-    // Repository files only; nothing under a dot-directory (.git, .run with its credentials, .tools).
-    const segments = path.split("/").filter(Boolean);
-    if (path.includes("\0") || segments.some((s) => s.startsWith("."))) return send(404, "not found\n");
-    let file = resolve(ROOT, ...segments);
-    if (file !== ROOT && !file.startsWith(ROOT + sep)) return send(404, "not found\n");
-    try {
-      if (statSync(file).isDirectory()) file = join(file, "index.html");
-      const stat = statSync(file);
-      res.writeHead(200, {
-        "content-type": MIME[extname(file)] ?? "application/octet-stream",
-        "content-length": stat.size,
-        "cache-control": "no-store",
-        "x-content-type-options": "nosniff",
-      });
-      if (req.method === "HEAD") return res.end();
-      createReadStream(file).on("error", () => res.destroy()).pipe(res);
-    } catch {
-      notFound.push(path);
-      send(404, "not found\n");
-    }
-  });
-  return new Promise((ok, fail) => {
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => ok({ server, notFound, origin: `http://127.0.0.1:${server.address().port}` }));
-  });
+  const routes = { "/settings.json": () => (settings ? { type: MIME[".json"], body: JSON.stringify(settings) } : null) };
+  return serveFolder({ root: ROOT, index: PAGE, routes });
 }
 
-export function stopServer(server) {
-  return new Promise((ok) => {
-    server.close(() => ok());
-    server.closeAllConnections?.();
-  });
-}
+export { stopServer };
 
 // ------------------------------------------------------------------ run
 const cleanups = [];

@@ -9,13 +9,13 @@
 //
 // Prints one line per setup (build time, JS and wasm sizes) and "N passed, M failed".
 // Outputs go to .run/bundlers/<name>/.
-import { createServer } from "node:http";
-import { createReadStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { extname, join, relative, resolve, sep } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { CHROMIUM, FLAGS } from "../browser/run.mjs";
+import { startServer, stopServer } from "../../../scripts/static-server.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = resolve(HERE, "../../..");
@@ -102,34 +102,8 @@ const matrix = [
 ];
 
 // ------------------------------------------------------------------ serving
-const MIME = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".wasm": "application/wasm", ".map": "application/json" };
-
-/** A static server for one folder; records every request and every 404. */
-function serve(dir) {
-  const log = [];
-  const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    let file = resolve(dir, "." + path);
-    if (file !== dir && !file.startsWith(dir + sep)) file = join(dir, "nonexistent");
-    try {
-      if (statSync(file).isDirectory()) file = join(file, "index.html");
-      const size = statSync(file).size;
-      log.push({ path, status: 200 });
-      res.writeHead(200, { "content-type": MIME[extname(file)] ?? "application/octet-stream", "content-length": size, "cache-control": "no-store" });
-      createReadStream(file).pipe(res);
-    } catch {
-      log.push({ path, status: 404 });
-      res.writeHead(404, { "content-type": "text/plain" });
-      res.end("not found\n");
-    }
-  });
-  return new Promise((ok, fail) => {
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => ok({ server, log, origin: `http://127.0.0.1:${server.address().port}` }));
-  });
-}
-
-const close = (server) => new Promise((ok) => { server.close(() => ok()); server.closeAllConnections?.(); });
+const serve = (dir) => startServer({ root: dir });
+const close = stopServer;
 
 // ------------------------------------------------------------------ checking a page
 async function check(context, origin) {
@@ -206,7 +180,7 @@ async function main() {
       try {
         const t0 = Date.now();
         let origin;
-        let log = [];
+        let notFound = [];
         let figures = "";
         if (setup.dev) {
           const mod = await import(setup.dev);
@@ -229,12 +203,12 @@ async function main() {
           const s = sizes(dir);
           figures = `build ${secs(ms)}, js ${kB(s.js)} (${kB(s.jsGz)} gz), wasm ${kB(s.wasm)} (${kB(s.wasmGz)} gz) as ${s.wasmFiles.join(", ")}`;
           notes.push(...warnings.map((w) => `build warning: ${w}`));
-          ({ server, log } = await serve(dir));
+          ({ server, notFound } = await serve(dir));
           origin = `http://127.0.0.1:${server.address().port}`;
         }
         const t1 = Date.now();
         const { result, wasm, problems } = await check(context, origin);
-        const missing = log.filter((r) => r.status === 404).map((r) => r.path);
+        const missing = notFound;
         if (missing.length) problems.push(`404: ${missing.join(", ")}`);
         const ok = problems.length === 0;
         ok ? passed++ : failed++;
