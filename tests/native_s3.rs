@@ -18,10 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use conformance::Ctx;
-use fencepost::store::ObjectStore;
 use fencepost::store::s3::{Addressing, ReqwestTransport, S3Config, S3Store};
 use fencepost::{Error, Fencepost, Options, RetryPolicy, SystemClock};
-use futures::future::join_all;
 use serde_json::json;
 
 /// The server's settings, or `None` (with a note) when the suite runs without servers.
@@ -72,59 +70,26 @@ macro_rules! native_s3_cases {
 
 for_each_case!(native_s3_cases);
 
-fn real_time_db(store: Rc<dyn ObjectStore>) -> Fencepost {
-    let retry = RetryPolicy { max_attempts: 8, base_delay: 0.02, max_delay: 0.5 };
-    Fencepost::new(store, Options { retry, ..Options::default() }).unwrap()
-}
-
 #[test]
 fn seaweed_twenty_concurrent_claims_one_winner_five_times() {
     let Some(store) = s3("SEAWEED", None) else { return };
-    let store: Rc<dyn ObjectStore> = Rc::new(store);
-    futures::executor::block_on(async {
-        for round in 0..5 {
-            let dbs: Vec<_> = (0..20).map(|_| real_time_db(store.clone())).collect();
-            let key = format!("tick/{round}");
-            let results = join_all(dbs.iter().enumerate().map(|(i, db)| db.claim(&key, json!({"worker": i})))).await;
-            let results: Vec<_> = results.into_iter().map(|r| r.expect("claim")).collect();
-            let winners: Vec<_> = results.iter().filter(|c| c.won).collect();
-            assert_eq!(winners.len(), 1, "round {round}");
-            assert!(results.iter().all(|c| c.value == winners[0].value));
-        }
-    });
+    futures::executor::block_on(conformance::s3::concurrent_claims_have_one_winner(Rc::new(store), 20, 5));
 }
 
 #[test]
 fn seaweed_five_workers_ten_increments_end_at_50() {
     let Some(store) = s3("SEAWEED", None) else { return };
-    let store: Rc<dyn ObjectStore> = Rc::new(store);
-    futures::executor::block_on(async {
-        let workers: Vec<_> = (0..5).map(|_| real_time_db(store.clone())).collect();
-        join_all(workers.iter().map(|db| async move {
-            let doc = db.doc("counter").unwrap();
-            for _ in 0..10 {
-                let mut inc = fencepost::transition(|v| Ok(json!(v.as_i64().unwrap_or(0) + 1)));
-                doc.update(&mut *inc, Some(json!(0)), 1000).await.expect("update");
-            }
-        }))
-        .await;
-        let value = workers[0].doc("counter").unwrap().get().await.unwrap().unwrap().value;
-        assert_eq!(value, json!(50));
-    });
+    futures::executor::block_on(conformance::s3::concurrent_increments_all_land(Rc::new(store), 5, 10));
 }
 
 #[test]
 fn seaweed_wrong_secret_is_signature_mismatch_without_leaking() {
     let secret = "wrong-secret-Zq8vKx3";
     let Some(store) = s3("SEAWEED", Some(secret)) else { return };
-    let db = real_time_db(Rc::new(store));
-    let e = futures::executor::block_on(db.claim("k", json!(1))).unwrap_err();
-    let Error::Storage(failure) = &e else { panic!("expected a storage error, got {e}") };
-    assert_eq!(failure.code.as_deref(), Some("SignatureDoesNotMatch"), "{e}");
-    assert_eq!(failure.status, Some(403));
-    let shown = format!("{e} {e:?}");
-    assert!(!shown.contains(secret), "{shown}");
-    assert!(!shown.contains("Signature="), "{shown}");
+    futures::executor::block_on(conformance::s3::wrong_secret_is_signature_mismatch_without_leaking(
+        Rc::new(store),
+        secret,
+    ));
 }
 
 /// A server that accepts connections and reads requests but never answers: each attempt must be
@@ -161,7 +126,7 @@ fn an_unanswering_server_is_cut_off_by_the_per_attempt_timeout() {
 fn works_inside_a_current_thread_tokio_runtime() {
     let Some(store) = s3("MOTO", None) else { return };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let db = real_time_db(Rc::new(store));
+    let db = conformance::s3::real_time_db(Rc::new(store));
     runtime.block_on(async {
         assert!(db.claim("cron/tick", json!("a")).await.unwrap().won);
         assert!(!db.claim("cron/tick", json!("b")).await.unwrap().won);

@@ -12,9 +12,7 @@ use std::rc::Rc;
 use conformance::Ctx;
 use fencepost::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
 use fencepost::store::{MemoryStore, ObjectStore};
-use fencepost::{Error, Fencepost, Options, RetryPolicy, SystemClock};
-use futures::future::join_all;
-use serde_json::json;
+use fencepost::SystemClock;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
@@ -65,50 +63,19 @@ macro_rules! wasm_cases {
 
 for_each_case!(wasm_cases);
 
-fn real_time_db(store: Rc<dyn ObjectStore>) -> Fencepost {
-    let retry = RetryPolicy { max_attempts: 8, base_delay: 0.02, max_delay: 0.5 };
-    Fencepost::new(store, Options { retry, ..Options::default() }).unwrap()
-}
-
 #[wasm_bindgen_test]
 async fn seaweed_thirty_concurrent_claims_one_winner_ten_times() {
-    let store: Rc<dyn ObjectStore> = Rc::new(s3("SEAWEED", None));
-    for round in 0..10 {
-        let dbs: Vec<_> = (0..30).map(|_| real_time_db(store.clone())).collect();
-        let key = format!("tick/{round}");
-        let results = join_all(dbs.iter().enumerate().map(|(i, db)| db.claim(&key, json!({"worker": i})))).await;
-        let results: Vec<_> = results.into_iter().map(|r| r.expect("claim")).collect();
-        let winners: Vec<_> = results.iter().filter(|c| c.won).collect();
-        assert_eq!(winners.len(), 1, "round {round}");
-        assert!(results.iter().all(|c| c.value == winners[0].value));
-    }
+    conformance::s3::concurrent_claims_have_one_winner(Rc::new(s3("SEAWEED", None)), 30, 10).await;
 }
 
 #[wasm_bindgen_test]
 async fn seaweed_ten_workers_twenty_increments_end_at_200() {
-    let store: Rc<dyn ObjectStore> = Rc::new(s3("SEAWEED", None));
-    let workers: Vec<_> = (0..10).map(|_| real_time_db(store.clone())).collect();
-    join_all(workers.iter().map(|db| async move {
-        let doc = db.doc("counter").unwrap();
-        for _ in 0..20 {
-            let mut inc = fencepost::transition(|v| Ok(json!(v.as_i64().unwrap_or(0) + 1)));
-            doc.update(&mut *inc, Some(json!(0)), 1000).await.expect("update");
-        }
-    }))
-    .await;
-    let value = workers[0].doc("counter").unwrap().get().await.unwrap().unwrap().value;
-    assert_eq!(value, json!(200));
+    conformance::s3::concurrent_increments_all_land(Rc::new(s3("SEAWEED", None)), 10, 20).await;
 }
 
 #[wasm_bindgen_test]
 async fn seaweed_wrong_secret_is_signature_mismatch_without_leaking() {
     let secret = "wrong-secret-Zq8vKx3";
-    let db = real_time_db(Rc::new(s3("SEAWEED", Some(secret))));
-    let e = db.claim("k", json!(1)).await.unwrap_err();
-    let Error::Storage(failure) = &e else { panic!("expected a storage error, got {e}") };
-    assert_eq!(failure.code.as_deref(), Some("SignatureDoesNotMatch"), "{e}");
-    assert_eq!(failure.status, Some(403));
-    let shown = format!("{e} {e:?}");
-    assert!(!shown.contains(secret), "{shown}");
-    assert!(!shown.contains("Signature="), "{shown}");
+    conformance::s3::wrong_secret_is_signature_mismatch_without_leaking(Rc::new(s3("SEAWEED", Some(secret))), secret)
+        .await;
 }

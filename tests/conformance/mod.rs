@@ -14,6 +14,7 @@ use fencepost::{Clock, Fencepost, LeaseOptions, Options, RetryPolicy, Timestamp}
 use serde_json::{Value, json};
 
 pub mod cases;
+pub mod s3;
 
 /// One test's world.
 pub struct Ctx {
