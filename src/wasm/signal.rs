@@ -5,9 +5,9 @@
 
 use wasm_bindgen::prelude::*;
 
-pub use crate::js::AbortSignal;
 use crate::Cancel;
 use crate::error::Error;
+pub use crate::js::AbortSignal;
 
 /// A [`Cancel`] that follows a signal for as long as this value lives.
 pub struct Linked {
