@@ -251,15 +251,24 @@ export class Fencepost {
     const { every, ...leaseOptions } = options(opts, WITH_LEASE_OPTIONS, "withLease options");
     const lease = await this.lease(key, leaseOptions);
     if (!lease) return null;
-    const keeper = lease.keepAlive({ every });
     const signal = leaseOptions.signal ? AbortSignal.any([lease.signal, leaseOptions.signal]) : lease.signal;
+    /** @type {{stop(): Promise<void>} | undefined} */
+    let keeper;
+    let failed = false;
     try {
+      keeper = lease.keepAlive({ every }); // inside: a bad `every` still releases the lease
       const out = await fn(lease, signal);
       if (lease.signal.aborted && !lease.released) throw lease.signal.reason;
       return out;
+    } catch (e) {
+      failed = true;
+      throw e;
     } finally {
-      await keeper.stop();
-      await lease[ASYNC_DISPOSE]();
+      await keeper?.stop();
+      // A failed release must not hide `fn`'s own error (the lease then expires at its deadline).
+      await lease[ASYNC_DISPOSE]().catch((e) => {
+        if (!failed) throw e;
+      });
     }
   }
 

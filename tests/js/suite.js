@@ -254,6 +254,9 @@ export function cases(env) {
     eq(await db.withLease("job", { ttl: 2 }, () => { called = true; }), null, "null when held");
     assert(!called, "fn not called when held");
     await holder.release();
+    await rejects(db.withLease("job", { ttl: 2, every: 5 }, () => { called = true; }), lib.InvalidArgument, "every >= ttl");
+    assert(!called, "fn not called with a bad keep-alive interval");
+    eq(JSON.parse(new TextDecoder().decode((await db.objects.get("job")).data)).holder, null, "and the lease released");
   });
 
   test("lifecycle: lease({wait}) acquires soon after the holder's release; gives up with null", async () => {
