@@ -318,18 +318,18 @@ export function objects(/** @type {any} */ store, /** @type {any} */ settings) {
 const released = (/** @type {string} */ key) =>
   new LeaseLost(`lease ${JSON.stringify(key)} was released`, { key, reason: "released" });
 
-const live = (/** @type {(s: any[]) => unknown} */ pick) => ({
+const live = (/** @type {(core: any) => unknown} */ read) => ({
   enumerable: true,
   get() {
-    return pick(/** @type {any} */ (this)[CORE]());
+    return read(/** @type {any} */ (this)[CORE]());
   },
 });
 const LIVE_FIELDS = {
   /** The state this handle last saw or wrote. */
-  state: live((s) => JSON.parse(s[0])),
-  deadlineAt: live((s) => new Date(s[1])),
-  etag: live((s) => s[2] ?? undefined),
-  released: live((s) => s[3]),
+  state: live((c) => JSON.parse(c.stateJson)),
+  deadlineAt: live((c) => new Date(c.deadlineMs)),
+  etag: live((c) => c.etag ?? undefined),
+  released: live((c) => c.released),
 };
 
 /** One ownership period `(key, epoch, holder)`. Every write is guarded; `LeaseLost` means stop. */
@@ -375,9 +375,9 @@ export class Lease {
     return this.#ended.signal;
   }
 
-  /** `[state, deadline (ms), etag | null, released]` as the core has them now. */
+  /** The core handle, whose getters give what changes with each write (see LIVE_FIELDS). */
   [CORE]() {
-    return this.#core.snapshot();
+    return this.#core;
   }
 
   /**

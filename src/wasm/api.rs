@@ -254,11 +254,25 @@ impl JsLease {
         self.inner.ttl()
     }
 
-    /// What changes with each write: `[state (JSON), deadline (ms), etag | null, released]`.
-    pub fn snapshot(&self) -> JsValue {
-        let l = &self.inner;
-        let etag = l.etag().map_or(JsValue::NULL, JsValue::from);
-        array([text(&l.state()).into(), l.deadline_at().as_millis_f64().into(), etag, l.is_released().into()])
+    // What changes with each write, one getter each (reading the deadline need not serialize the state).
+
+    /// The state, as JSON.
+    #[wasm_bindgen(getter, js_name = stateJson)]
+    pub fn state_json(&self) -> String {
+        text(&self.inner.state())
+    }
+    /// Milliseconds since the epoch.
+    #[wasm_bindgen(getter, js_name = deadlineMs)]
+    pub fn deadline_ms(&self) -> f64 {
+        self.inner.deadline_at().as_millis_f64()
+    }
+    #[wasm_bindgen(getter)]
+    pub fn etag(&self) -> Option<String> {
+        self.inner.etag()
+    }
+    #[wasm_bindgen(getter)]
+    pub fn released(&self) -> bool {
+        self.inner.is_released()
     }
 
     pub fn renew(&self, signal: Option<AbortSignal>) -> Promise {
