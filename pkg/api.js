@@ -339,8 +339,10 @@ export class Lease {
   /** Made when `signal` is first asked for (an AbortController per lease is not free). */
   /** @type {AbortController | undefined} */
   #ended;
-  /** @type {LeaseLost | undefined} */
-  #endReason;
+  /** Why the period is over: the error, or a maker for it (a release's reason is made only when
+   * someone looks: an Error's stack is the costliest part of a release). */
+  /** @type {LeaseLost | (() => LeaseLost) | undefined} */
+  #endedBy;
   /** @type {{stop(): Promise<void>} | undefined} */
   #keeper;
 
@@ -370,7 +372,7 @@ export class Lease {
   get signal() {
     if (!this.#ended) {
       this.#ended = new AbortController();
-      if (this.#endReason) this.#ended.abort(this.#endReason);
+      if (this.#endedBy) this.#ended.abort(this.#endReason());
     }
     return this.#ended.signal;
   }
@@ -394,10 +396,16 @@ export class Lease {
     }
   }
 
-  #end(/** @type {LeaseLost} */ reason) {
-    if (this.#endReason) return;
-    this.#endReason = reason;
-    this.#ended?.abort(reason);
+  #end(/** @type {LeaseLost | (() => LeaseLost)} */ reason) {
+    if (this.#endedBy) return;
+    this.#endedBy = reason;
+    if (this.#ended) this.#ended.abort(this.#endReason());
+  }
+
+  /** @returns {LeaseLost} */
+  #endReason() {
+    if (typeof this.#endedBy === "function") this.#endedBy = this.#endedBy();
+    return /** @type {LeaseLost} */ (this.#endedBy);
   }
 
   /** deadline = now + ttl; the state is kept (cooperative writes absorbed). */
@@ -427,7 +435,7 @@ export class Lease {
     const hasState = opts != null && Object.hasOwn(opts, "state") && opts.state !== undefined;
     const json = hasState ? toJson(o.state, "release options.state") : undefined;
     await this.#call(() => this.#core.release(json, o.signal ?? undefined));
-    this.#end(released(this.key));
+    this.#end(() => released(this.key));
   }
 
   /**
@@ -441,7 +449,7 @@ export class Lease {
   keepAlive(/** @type {any} */ opts) {
     const { every } = options(opts, { every: "number" }, "keepAlive options");
     if (this.#keeper) return this.#keeper;
-    if (this.#endReason) throw this.#endReason;
+    if (this.#endedBy) throw this.#endReason();
     const stop = new AbortController();
     let running;
     try {
@@ -449,8 +457,8 @@ export class Lease {
     } catch (e) {
       throw fromFailure(e);
     }
-    const done = running.then(
-      () => this.released && this.#end(released(this.key)),
+    const done = Promise.resolve(running).then(
+      () => this.released && this.#end(() => released(this.key)),
       (/** @type {unknown} */ e) => {
         const err = fromFailure(e);
         if (err instanceof LeaseLost) this.#end(err);
@@ -469,7 +477,7 @@ export class Lease {
   /** `await using lease = …`: releases at the end of the scope (nothing to do when already over). */
   async [ASYNC_DISPOSE]() {
     await this.#keeper?.stop();
-    if (this.#endReason) return;
+    if (this.#endedBy) return;
     try {
       await this.release();
     } catch (e) {

@@ -15,41 +15,49 @@ const MAX_ITEMS = 1_000_000;
  * @param {unknown} value @param {string} what @returns {string}
  */
 export function toJson(value, what) {
-  /** Where each object met so far sits in the value, for messages. */
-  const paths = new Map();
+  /** Where each object met so far sits: its holder and key. Paths are spelled out only for a
+   * message, so a good value costs no string building. */
+  const at = new Map();
+  /** @param {any} holder @param {string} key @returns {string} */
+  const pathOf = (holder, key) => {
+    const up = at.get(holder);
+    if (up === undefined) return what; // the top-level value's wrapper
+    const parent = pathOf(up[0], up[1]);
+    return Array.isArray(holder) ? `${parent}[${key}]` : `${parent}.${key}`;
+  };
+  /** @param {any} holder @param {string} key @param {string} message */
+  const bad = (holder, key, message) => badValue(pathOf(holder, key), message);
   /** @this {any} @param {string} key @param {unknown} v */
   function check(key, v) {
-    const parent = paths.get(this);
-    const path = parent === undefined ? what : Array.isArray(this) ? `${parent}[${key}]` : `${parent}.${key}`;
     switch (typeof v) {
       case "string":
-        if (!v.isWellFormed()) throw bad(path, "contains a lone surrogate (not valid Unicode)");
+        if (!v.isWellFormed()) throw bad(this, key, "contains a lone surrogate (not valid Unicode)");
         return v;
       case "number":
-        if (!Number.isFinite(v)) throw bad(path, `is ${v}, which JSON cannot represent`);
+        if (!Number.isFinite(v)) throw bad(this, key, `is ${v}, which JSON cannot represent`);
         return v;
       case "bigint":
-        throw bad(path, "is a BigInt, which JSON cannot represent (convert it to a string or number)");
+        throw bad(this, key, "is a BigInt, which JSON cannot represent (convert it to a string or number)");
       case "function":
       case "symbol":
-        throw bad(path, "is a function or symbol, which JSON cannot represent");
+        throw bad(this, key, "is a function or symbol, which JSON cannot represent");
       case "undefined":
-        if (parent === undefined) throw bad(path, "is undefined, which JSON cannot represent");
+        if (!at.has(this)) throw bad(this, key, "is undefined, which JSON cannot represent");
         return v; // skipped in objects, null in arrays, as JSON.stringify does
       case "object":
         if (v === null) return v;
         if (Array.isArray(v)) {
-          if (v.length > MAX_ITEMS) throw bad(path, `has more than ${MAX_ITEMS} items`);
+          if (v.length > MAX_ITEMS) throw bad(this, key, `has more than ${MAX_ITEMS} items`);
         } else {
           const proto = Object.getPrototypeOf(v);
           if (proto !== Object.prototype && proto !== null) {
-            throw bad(path, `is a ${v.constructor?.name ?? "object"}, not a plain object; JSON would lose it`);
+            throw bad(this, key, `is a ${v.constructor?.name ?? "object"}, not a plain object; JSON would lose it`);
           }
           for (const k of Object.keys(v)) {
-            if (!k.isWellFormed()) throw bad(path, "has a key that contains a lone surrogate (not valid Unicode)");
+            if (!k.isWellFormed()) throw bad(this, key, "has a key that contains a lone surrogate (not valid Unicode)");
           }
         }
-        paths.set(v, path);
+        at.set(v, [this, key]);
         return v;
       default:
         return v;
@@ -60,11 +68,11 @@ export function toJson(value, what) {
     text = JSON.stringify(value, check);
   } catch (e) {
     if (e instanceof InvalidArgument) throw e;
-    if (e instanceof TypeError && /circular|cyclic/i.test(e.message)) throw bad(what, "contains a cycle");
-    if (e instanceof RangeError) throw bad(what, "is nested too deeply or too large for JSON", e);
-    throw bad(what, `could not be converted to JSON: ${/** @type {any} */ (e)?.message ?? e}`, e);
+    if (e instanceof TypeError && /circular|cyclic/i.test(e.message)) throw badValue(what, "contains a cycle");
+    if (e instanceof RangeError) throw badValue(what, "is nested too deeply or too large for JSON", e);
+    throw badValue(what, `could not be converted to JSON: ${/** @type {any} */ (e)?.message ?? e}`, e);
   }
-  if (text === undefined) throw bad(what, "is undefined, which JSON cannot represent");
+  if (text === undefined) throw badValue(what, "is undefined, which JSON cannot represent");
   return text;
 }
 
@@ -82,6 +90,6 @@ export function jsonCallback(fn, what) {
   return async (text) => toJson(await fn(JSON.parse(text)), what);
 }
 
-function bad(/** @type {string} */ path, /** @type {string} */ message, /** @type {unknown} */ cause) {
+function badValue(/** @type {string} */ path, /** @type {string} */ message, /** @type {unknown} */ cause) {
   return new InvalidArgument(`${path} ${message}`, cause === undefined ? undefined : { cause });
 }

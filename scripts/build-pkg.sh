@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 bash scripts/setup.sh wasm node >&2
 
-cargo build --lib --target wasm32-unknown-unknown --release
+cargo build --lib --target wasm32-unknown-unknown --release --features js
 wasm-bindgen --target web --out-dir pkg --out-name fencepost --no-typescript \
   target/wasm32-unknown-unknown/release/fencepost.wasm
 # The error classes' types come from errors.js itself (its JSDoc), so the two cannot drift.

@@ -59,6 +59,7 @@ if want lint; then
     run cargo clippy --quiet --all-targets -- -D warnings
     run cargo clippy --quiet --all-targets --features reqwest -- -D warnings
     run cargo clippy --quiet --lib --target wasm32-unknown-unknown -- -D warnings
+    run cargo clippy --quiet --lib --target wasm32-unknown-unknown --features js -- -D warnings
     run cargo clippy --quiet --lib --target wasm32-unknown-unknown --features worker -- -D warnings
     run cargo clippy --quiet --manifest-path examples/worker-rs/Cargo.toml --target wasm32-unknown-unknown -- -D warnings
     run env RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --features reqwest

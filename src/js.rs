@@ -14,7 +14,7 @@
 //!   property of `null` throws);
 //! - option dictionaries are plain objects (`dict()`) with typed setters.
 
-use js_sys::{Array, Function, Object, Uint8Array};
+use js_sys::{Function, Object, Uint8Array};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
@@ -48,24 +48,6 @@ extern "C" {
 
 #[wasm_bindgen]
 extern "C" {
-    /// The global `fetch(input, init)`. `catch`: a synchronous throw (a header value the host
-    /// refuses…) becomes an `Err`.
-    #[wasm_bindgen(js_name = fetch, catch)]
-    pub(crate) fn fetch(input: &str, init: &RequestInit) -> Result<JsValue, JsValue>;
-
-    /// The `init` dictionary of `fetch`.
-    #[wasm_bindgen(extends = Object)]
-    pub(crate) type RequestInit;
-    #[wasm_bindgen(method, setter = method)]
-    pub(crate) fn set_method(this: &RequestInit, method: &str);
-    /// `[[name, value], …]`.
-    #[wasm_bindgen(method, setter = headers)]
-    pub(crate) fn set_headers(this: &RequestInit, headers: &Array);
-    #[wasm_bindgen(method, setter = body)]
-    pub(crate) fn set_body(this: &RequestInit, body: &Uint8Array);
-    #[wasm_bindgen(method, setter = signal)]
-    pub(crate) fn set_signal(this: &RequestInit, signal: &AbortSignal);
-
     /// The global `AbortController`. `catch`: a host without one makes the constructor throw.
     pub(crate) type AbortController;
     #[wasm_bindgen(constructor, catch)]
@@ -91,17 +73,28 @@ extern "C" {
     /// A number by contract; checked by the caller.
     #[wasm_bindgen(method, getter)]
     pub(crate) fn status(this: &Response) -> JsValue;
-    #[wasm_bindgen(method, getter, catch)]
-    pub(crate) fn headers(this: &Response) -> Result<Headers, JsValue>;
     /// A Promise of an `ArrayBuffer`.
     #[wasm_bindgen(method, catch, js_name = arrayBuffer)]
     pub(crate) fn array_buffer(this: &Response) -> Result<JsValue, JsValue>;
+}
 
-    /// A response's `Headers`.
-    pub(crate) type Headers;
-    /// An iterator of `[name, value]` pairs.
-    #[wasm_bindgen(method, catch)]
-    pub(crate) fn entries(this: &Headers) -> Result<JsValue, JsValue>;
+/// The S3 transport's JS side (headers as one text each way; see the file).
+#[wasm_bindgen(module = "/src/store/s3/fetch.js")]
+extern "C" {
+    /// `fetch` with headers given as "name:value\n" lines. `catch`: a synchronous throw (a header
+    /// value the host refuses…) becomes an `Err`.
+    #[wasm_bindgen(js_name = fetchWithHeaderText, catch)]
+    pub(crate) fn fetch_with_header_text(
+        url: &str,
+        method: &str,
+        header_text: &str,
+        body: Option<Uint8Array>,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue>;
+
+    /// A response's headers as "name:value\n" lines.
+    #[wasm_bindgen(js_name = responseHeaderText, catch)]
+    pub(crate) fn response_header_text(response: &Response) -> Result<String, JsValue>;
 }
 
 // ----------------------------------------------------------------------------- R2 binding

@@ -47,6 +47,7 @@
 //! |---|---|
 //! | `reqwest` | `store::s3::ReqwestTransport` (native only): the S3 store over reqwest (rustls TLS). It needs no async runtime of yours: inside a tokio runtime it uses that one, elsewhere a small background one. |
 //! | `worker` | `store::r2::R2Store::from_bucket` (wasm32 only): the R2 store from a workers-rs `worker::Bucket`. |
+//! | `js` | The npm package's JS binding (wasm32 only): the classes and functions its JS layer calls. A crate depending on fencepost leaves it off (its wasm then carries none of them). |
 //!
 //! # Runtimes
 //!
@@ -89,7 +90,7 @@ pub mod testing;
 mod time;
 mod token;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
 mod wasm;
 
 pub use cancel::{Cancel, Cancelled};

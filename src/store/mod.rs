@@ -195,7 +195,7 @@ thread_local! {
 /// Store requests on the network in this thread right now (S3 and R2 I/O; the memory store has
 /// none). A manual clock's driver waits for them to settle before moving time on, so a renewal
 /// woken by `advance()` completes against a real store before the next due instant.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
 pub(crate) fn io_in_flight() -> usize {
     IN_FLIGHT.with(|n| n.get())
 }

@@ -1,11 +1,13 @@
 //! The core classes as the package's JS layer (`pkg/api.js`) sees them: `Fencepost`, `Lease`, `Doc`,
 //! `Objects`. Arguments arrive positional and already checked for name and type by the JS layer
 //! (which owns option objects, Standard Schema and AbortSignal); what they mean (key rules, ttl,
-//! JSON values) is judged by the core. Async methods return a Promise that rejects with a failure
-//! record (see `errors.rs`), which the JS layer turns into its error class in the caller's stack.
+//! JSON values) is judged by the core. Async methods return their result, or a Promise of it (see
+//! `settle`); failures are rejections with a failure record (see `errors.rs`), which the JS layer
+//! turns into its error class in the caller's stack.
 
 use std::future::Future;
 use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
 
 use js_sys::{Array, Function, Promise};
 use serde_json::Value;
@@ -25,9 +27,9 @@ use crate::store::{Precondition, StoredObject};
 use crate::time::{Clock, Timestamp};
 use crate::{Cancel, ClockSource, Fencepost, LeaseOptions, Options, RetryPolicy};
 
-/// Run a core call as a Promise, under the caller's `AbortSignal` when there is one: `call` gets
-/// the linked cancel (to scope its handle with [`Scoped::under`]); the listener goes when it settles.
-fn promise<F, Fut>(signal: Option<AbortSignal>, call: F) -> Promise
+/// Run a core call, under the caller's `AbortSignal` when there is one: `call` gets the linked
+/// cancel (to scope its handle with [`Scoped::under`]); the listener goes when it settles.
+fn promise<F, Fut>(signal: Option<AbortSignal>, call: F) -> JsValue
 where
     F: FnOnce(Option<Cancel>) -> Fut,
     Fut: Future<Output = Result<JsValue>> + 'static,
@@ -38,13 +40,21 @@ where
 }
 
 /// The one Promise plumbing of the binding (not one per method: each instance of
-/// `future_to_promise` costs kilobytes of wasm).
-fn settle(link: Option<Linked>, work: crate::LocalBoxFuture<'static, Result<JsValue>>) -> Promise {
+/// `future_to_promise` costs kilobytes of wasm). The call is polled once at once: what finishes
+/// without waiting (a memory store, a refused argument) returns its value — or a rejected Promise —
+/// without a task, a Promise and two closures per call; the JS layer awaits either. Only a call
+/// that waits becomes a task (its futures take the task's waker when polled again).
+fn settle(link: Option<Linked>, mut work: crate::LocalBoxFuture<'static, Result<JsValue>>) -> JsValue {
+    if let Poll::Ready(out) = work.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        drop(link);
+        return out.unwrap_or_else(|e| Promise::reject(&to_js(e)).into());
+    }
     future_to_promise(async move {
         let out = work.await;
         drop(link);
         out.map_err(to_js)
     })
+    .into()
 }
 
 /// A core handle for one call: the same handle, obeying the call's cancel if it has one.
@@ -165,7 +175,7 @@ impl JsFencepost {
     }
 
     /// `[won, key, value (JSON), etag]`.
-    pub fn claim(&self, key: String, value: String, signal: Option<AbortSignal>) -> Promise {
+    pub fn claim(&self, key: String, value: String, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move {
@@ -187,7 +197,7 @@ impl JsFencepost {
         state_fn: Option<Function>,
         wait: Option<f64>,
         signal: Option<AbortSignal>,
-    ) -> Promise {
+    ) -> JsValue {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move {
@@ -200,7 +210,7 @@ impl JsFencepost {
 
     /// The new state, or null if there is no lease document.
     #[wasm_bindgen(js_name = cooperativeWrite)]
-    pub fn cooperative_write(&self, key: String, f: Function, signal: Option<AbortSignal>) -> Promise {
+    pub fn cooperative_write(&self, key: String, f: Function, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move {
@@ -212,7 +222,7 @@ impl JsFencepost {
 
     /// A `Lease` on the holder's current period, or null. One read, no write.
     #[wasm_bindgen(js_name = attachLease)]
-    pub fn attach_lease(&self, key: String, holder: String, ttl: f64, signal: Option<AbortSignal>) -> Promise {
+    pub fn attach_lease(&self, key: String, holder: String, ttl: f64, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move { Ok(lease_or_null(db.attach_lease(&key, &holder, ttl).await?)) }
@@ -275,7 +285,7 @@ impl JsLease {
         self.inner.is_released()
     }
 
-    pub fn renew(&self, signal: Option<AbortSignal>) -> Promise {
+    pub fn renew(&self, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let l = self.inner.under(&c);
             async move { l.renew().await.map(|_| JsValue::UNDEFINED) }
@@ -283,7 +293,7 @@ impl JsLease {
     }
 
     #[wasm_bindgen(js_name = updateState)]
-    pub fn update_state(&self, f: Function, signal: Option<AbortSignal>) -> Promise {
+    pub fn update_state(&self, f: Function, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let l = self.inner.under(&c);
             async move {
@@ -293,7 +303,7 @@ impl JsLease {
         })
     }
 
-    pub fn write(&self, state: String, signal: Option<AbortSignal>) -> Promise {
+    pub fn write(&self, state: String, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let l = self.inner.under(&c);
             async move { Ok(text(&l.write(js_json(&state, "state")?).await?).into()) }
@@ -301,7 +311,7 @@ impl JsLease {
     }
 
     /// `state`: the final state's JSON, when one was given.
-    pub fn release(&self, state: Option<String>, signal: Option<AbortSignal>) -> Promise {
+    pub fn release(&self, state: Option<String>, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let l = self.inner.under(&c);
             async move {
@@ -314,7 +324,7 @@ impl JsLease {
     /// Renew in the background until `stop` aborts (→ resolves), the lease is released (→
     /// resolves) or lost (→ rejects with `LeaseLost`). A bad interval is reported at once.
     #[wasm_bindgen(js_name = keepAlive)]
-    pub fn keep_alive(&self, every: Option<f64>, stop: AbortSignal) -> std::result::Result<Promise, JsValue> {
+    pub fn keep_alive(&self, every: Option<f64>, stop: AbortSignal) -> std::result::Result<JsValue, JsValue> {
         self.inner.keep_alive_interval(every).map_err(to_js)?;
         let link = Linked::new(Some(stop));
         let stop = link.as_ref().map_or_else(Cancel::new, |l| l.cancel.clone());
@@ -333,7 +343,7 @@ pub struct JsDoc {
 #[wasm_bindgen(js_class = Doc)]
 impl JsDoc {
     /// `[value (JSON), etag]` or null.
-    pub fn get(&self, signal: Option<AbortSignal>) -> Promise {
+    pub fn get(&self, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let doc = self.inner.under(&c);
             async move {
@@ -350,7 +360,7 @@ impl JsDoc {
         create: Option<String>,
         max_attempts: Option<f64>,
         signal: Option<AbortSignal>,
-    ) -> Promise {
+    ) -> JsValue {
         promise(signal, |c| {
             let doc = self.inner.under(&c);
             async move {
@@ -362,7 +372,7 @@ impl JsDoc {
         })
     }
 
-    pub fn delete(&self, signal: Option<AbortSignal>) -> Promise {
+    pub fn delete(&self, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let doc = self.inner.under(&c);
             async move { doc.delete().await.map(|_| JsValue::UNDEFINED) }
@@ -383,7 +393,7 @@ fn stored_to_js(o: StoredObject) -> JsValue {
 
 #[wasm_bindgen(js_class = Objects)]
 impl JsObjects {
-    pub fn get(&self, key: String, signal: Option<AbortSignal>) -> Promise {
+    pub fn get(&self, key: String, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let db = self.db.under(&c);
             async move { Ok(db.objects().get(&key).await?.map_or(JsValue::NULL, stored_to_js)) }
@@ -398,7 +408,7 @@ impl JsObjects {
         if_absent: bool,
         if_match: Option<String>,
         signal: Option<AbortSignal>,
-    ) -> Promise {
+    ) -> JsValue {
         promise(signal, |c| {
             let db = self.db.under(&c);
             async move {
@@ -414,14 +424,14 @@ impl JsObjects {
         })
     }
 
-    pub fn delete(&self, key: String, signal: Option<AbortSignal>) -> Promise {
+    pub fn delete(&self, key: String, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let db = self.db.under(&c);
             async move { db.objects().delete(&key).await.map(|_| JsValue::UNDEFINED) }
         })
     }
 
-    pub fn list(&self, prefix: String, signal: Option<AbortSignal>) -> Promise {
+    pub fn list(&self, prefix: String, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let db = self.db.under(&c);
             async move {
@@ -439,7 +449,7 @@ impl JsObjects {
         poll_interval: Option<f64>,
         changed_from: Option<String>,
         signal: Option<AbortSignal>,
-    ) -> Promise {
+    ) -> JsValue {
         promise(signal, |c| {
             let db = self.db.under(&c);
             async move {

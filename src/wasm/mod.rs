@@ -7,3 +7,4 @@ mod convert;
 mod errors;
 mod signal;
 mod stores;
+

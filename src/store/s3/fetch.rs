@@ -2,12 +2,12 @@
 //! (unlike `window`). The raw bindings it calls are in `crate::js`; this is the idiomatic wrapper.
 
 use async_trait::async_trait;
-use js_sys::{Array, Promise, Uint8Array};
+use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::{HttpRequest, HttpResponse, HttpTransport, TransportError};
-use crate::js::{self, AbortController, RequestInit, Response};
+use crate::js::{self, AbortController, Response};
 
 /// Aborts the `fetch` when the send is dropped before it finished: the store's timeout or a
 /// cancel abandoned it, and dropping a `JsFuture` alone would leave the connection busy.
@@ -40,10 +40,15 @@ impl FetchTransport {
 #[async_trait(?Send)]
 impl HttpTransport for FetchTransport {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
+        let header_text = header_text(&request.headers)?;
         let controller = AbortController::new().ok();
-        let init = request_init(&request, controller.as_ref());
+        // fetch rejects any body on GET/HEAD, even an empty one. `from` copies out of wasm memory,
+        // so the bytes stay valid whatever wasm does next.
+        let body = (!matches!(request.method, "GET" | "HEAD")).then(|| Uint8Array::from(request.body.as_slice()));
+        let signal = controller.as_ref().map(AbortController::signal);
         let guard = AbortOnDrop(controller);
-        let promise = js::fetch(&request.url, &init).map_err(|e| describe("fetch threw", &e))?;
+        let promise = js::fetch_with_header_text(&request.url, request.method, &header_text, body, signal)
+            .map_err(|e| describe("fetch threw", &e))?;
         let response = JsFuture::from(Promise::resolve(&promise)).await.map_err(|e| rejected(&e))?;
         if !response.is_object() {
             return Err("fetch resolved to something that is not a response".into());
@@ -54,24 +59,21 @@ impl HttpTransport for FetchTransport {
     }
 }
 
-/// `{method, headers: [[name, value], …], body?: Uint8Array, signal?}`.
-fn request_init(request: &HttpRequest, controller: Option<&AbortController>) -> RequestInit {
-    let init: RequestInit = js::dict();
-    if let Some(controller) = controller {
-        init.set_signal(&controller.signal());
+/// The request's headers as "name:value\n" lines, the one text `fetch.js` splits. A name or value
+/// with a line break (which no valid header has) would split into other headers: refused, unsent.
+fn header_text(headers: &[(String, String)]) -> Result<String, TransportError> {
+    let mut text = String::with_capacity(headers.iter().map(|(n, v)| n.len() + v.len() + 2).sum());
+    for (name, value) in headers {
+        let breaks = |b: u8| b == b'\n' || b == b'\r';
+        if name.bytes().any(|b| b == b':' || breaks(b)) || value.bytes().any(breaks) {
+            return Err(TransportError::not_sent(format!("header {name:?} is not a valid HTTP header")));
+        }
+        text.push_str(name);
+        text.push(':');
+        text.push_str(value);
+        text.push('\n');
     }
-    init.set_method(request.method);
-    let headers = Array::new();
-    for (name, value) in &request.headers {
-        headers.push(&Array::of2(&name.into(), &value.into()));
-    }
-    init.set_headers(&headers);
-    // fetch rejects any body on GET/HEAD, even an empty one.
-    if !matches!(request.method, "GET" | "HEAD") {
-        // `from` copies out of wasm memory, so the bytes stay valid whatever wasm does next.
-        init.set_body(&Uint8Array::from(request.body.as_slice()));
-    }
-    init
+    Ok(text)
 }
 
 async fn read_response(response: &Response) -> Result<HttpResponse, String> {
@@ -80,25 +82,17 @@ async fn read_response(response: &Response) -> Result<HttpResponse, String> {
         .as_f64()
         .filter(|s| (0.0..=999.0).contains(s) && s.fract() == 0.0)
         .ok_or_else(|| "fetch returned a response without a valid status".to_owned())? as u16;
-    let headers = read_headers(response).map_err(|e| describe("reading the response headers failed", &e))?;
+    let text = js::response_header_text(response).map_err(|e| describe("reading the response headers failed", &e))?;
     let body = read_body(response).await.map_err(|e| describe("reading the response body failed", &e))?;
-    Ok(HttpResponse { status, headers, body })
+    Ok(HttpResponse { status, headers: parse_header_text(&text), body })
 }
 
-/// `response.headers.entries()`, names lowercased (fetch already does; other hosts might not).
-fn read_headers(response: &Response) -> Result<Vec<(String, String)>, JsValue> {
-    let entries = response.headers()?.entries()?;
-    let mut out = Vec::new();
-    let Some(iter) = js_sys::try_iter(&entries)? else {
-        return Err(JsValue::from_str("response.headers.entries() is not iterable"));
-    };
-    for entry in iter {
-        let pair = Array::from(&entry?);
-        if let (Some(name), Some(value)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
-            out.push((name.to_ascii_lowercase(), value));
-        }
-    }
-    Ok(out)
+/// "name:value\n" lines as pairs, names lowercased (fetch already does; other hosts might not).
+fn parse_header_text(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.to_ascii_lowercase(), value.to_owned()))
+        .collect()
 }
 
 /// `await response.arrayBuffer()`. A connection that dies mid-body fails here, like one that

@@ -194,6 +194,10 @@ fn canonicalize_headers(headers: &[(String, String)]) -> (String, String) {
 }
 
 fn collapse_spaces(value: &str) -> String {
+    // Every value fencepost sends is visible ASCII (dates, hashes, tokens, etags): nothing to collapse.
+    if value.bytes().all(|b| b.is_ascii_graphic()) {
+        return value.to_owned();
+    }
     value.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
