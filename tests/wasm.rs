@@ -10,9 +10,9 @@ mod conformance;
 use std::rc::Rc;
 
 use conformance::Ctx;
+use fencepost::SystemClock;
 use fencepost::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
 use fencepost::store::{MemoryStore, ObjectStore};
-use fencepost::SystemClock;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 

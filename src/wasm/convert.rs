@@ -14,12 +14,8 @@ const EXACT: u64 = 1 << 53;
 
 /// JSON text from the JS layer as a value; `what` names it in the (unexpected) error.
 pub fn js_json(text: &str, what: &str) -> Result<Value> {
-    let mut value: Value = serde_json::from_str(text).map_err(|e| {
-        let why = if e.classify() == serde_json::error::Category::Syntax && text.len() > 4096 {
-            "is nested too deeply or is not JSON"
-        } else {
-            "is not JSON"
-        };
+    let mut value = crate::json::read(text.as_bytes()).map_err(|e| {
+        let why = if e.kind == crate::json::ErrorKind::TooDeep { "is nested too deeply" } else { "is not JSON" };
         Error::invalid(format!("{what} {why}"))
     })?;
     exact_integers(&mut value);

@@ -7,4 +7,3 @@ mod convert;
 mod errors;
 mod signal;
 mod stores;
-

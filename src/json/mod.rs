@@ -8,6 +8,10 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+mod read;
+
+pub(crate) use read::{ErrorKind, read};
+
 /// Encode `value` canonically.
 pub fn to_canonical(value: &Value) -> Vec<u8> {
     let mut out = String::with_capacity(64);
@@ -18,19 +22,19 @@ pub fn to_canonical(value: &Value) -> Vec<u8> {
 /// Parse stored bytes. Any valid JSON is accepted (not only canonical JSON), so documents written by
 /// other tools are readable.
 pub fn parse(bytes: &[u8]) -> std::result::Result<Value, String> {
-    // Described from its parts: serde_json's own `Display` drags std's I/O error texts into the wasm.
-    serde_json::from_slice(bytes).map_err(|e| {
-        let what = match e.classify() {
-            serde_json::error::Category::Eof => "it ends too early",
-            serde_json::error::Category::Syntax => "a syntax error",
-            serde_json::error::Category::Data => "a value out of range",
-            serde_json::error::Category::Io => "unreadable",
+    read(bytes).map_err(|e| {
+        let what = match e.kind {
+            ErrorKind::Eof => "it ends too early",
+            ErrorKind::Syntax => "a syntax error",
+            ErrorKind::TooDeep => "nested too deeply",
+            ErrorKind::OutOfRange => "a value out of range",
         };
-        format!("not JSON: {what} at line {} column {}", e.line(), e.column())
+        let (line, column) = e.line_column(bytes);
+        format!("not JSON: {what} at line {line} column {column}")
     })
 }
 
-/// How deeply a value written by fencepost may nest. Readers (serde_json here, Python's json in
+/// How deeply a value written by fencepost may nest. Readers (`parse` here, Python's json in
 /// CairnDB) refuse very deep documents, so a deeper value would be written but never read back;
 /// one level is kept for the lease document around a state.
 pub const MAX_DEPTH: usize = 120;
