@@ -311,6 +311,39 @@ impl Reader<'_> {
     }
 }
 
+/// Clinger's fast path: a decimal of at most 15 significant digits whose power of ten is at most 22
+/// in size is one exact multiplication or division of two exact doubles, so correctly rounded. Most
+/// numbers in documents are such; the rest go to the platform's full parser.
+fn exact_f64(text: &str) -> Option<f64> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+        1e20, 1e21, 1e22,
+    ];
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match text.find(['e', 'E']) {
+        Some(i) => (&text[..i], text[i + 1..].parse::<i32>().ok()?),
+        None => (text, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = int.bytes().chain(frac.bytes()).skip_while(|b| *b == b'0');
+    let mut m: u64 = 0;
+    let mut count = 0;
+    for b in digits {
+        count += 1;
+        if count > 15 {
+            return None;
+        }
+        m = m * 10 + u64::from(b - b'0');
+    }
+    let e = exponent.checked_sub(i32::try_from(frac.len()).ok()?)?;
+    let magnitude = POW10.get(e.unsigned_abs() as usize)?;
+    let f = if e >= 0 { m as f64 * magnitude } else { m as f64 / magnitude };
+    Some(if negative { -f } else { f })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,37 +507,4 @@ mod tests {
             agrees(&text);
         }
     }
-}
-
-/// Clinger's fast path: a decimal of at most 15 significant digits whose power of ten is at most 22
-/// in size is one exact multiplication or division of two exact doubles, so correctly rounded. Most
-/// numbers in documents are such; the rest go to the platform's full parser.
-fn exact_f64(text: &str) -> Option<f64> {
-    const POW10: [f64; 23] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
-        1e20, 1e21, 1e22,
-    ];
-    let (negative, text) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let (mantissa, exponent) = match text.find(['e', 'E']) {
-        Some(i) => (&text[..i], text[i + 1..].parse::<i32>().ok()?),
-        None => (text, 0),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits = int.bytes().chain(frac.bytes()).skip_while(|b| *b == b'0');
-    let mut m: u64 = 0;
-    let mut count = 0;
-    for b in digits {
-        count += 1;
-        if count > 15 {
-            return None;
-        }
-        m = m * 10 + u64::from(b - b'0');
-    }
-    let e = exponent.checked_sub(i32::try_from(frac.len()).ok()?)?;
-    let magnitude = POW10.get(e.unsigned_abs() as usize)?;
-    let f = if e >= 0 { m as f64 * magnitude } else { m as f64 / magnitude };
-    Some(if negative { -f } else { f })
 }
