@@ -22,11 +22,11 @@ pub enum Fault {
     /// No fault: lets one request through (to aim a later fault at the request after it).
     Pass,
     /// Run this first (typically: another writer's put on the inner store), then the request.
-    Before(Box<dyn FnOnce() -> LocalBoxFuture<'static, ()>>),
+    Before(Hook),
     /// Forward the request, then run this before answering: `std::future::pending()` makes a
     /// request that lands and is never answered; a hook that fires a cancel makes one that is
     /// cancelled while in flight.
-    After(Box<dyn FnOnce() -> LocalBoxFuture<'static, ()>>),
+    After(Hook),
     /// Forward the request, let it land, then report a transport error: an ambiguous write.
     LoseResponse,
     /// Do not forward; fail with this HTTP status and S3 error code.
@@ -194,56 +194,72 @@ impl FaultStore {
         self.apply(self.begin(op, key), request).await
     }
 
+    /// Apply the fault (if any) around `request`. Only the awaiting of `request` is generic: what
+    /// the fault does is decided by `prepare`, compiled once for all four operations.
     async fn apply<T>(
         &self,
         fault: Option<Fault>,
         request: impl std::future::Future<Output = StoreResult<T>>,
     ) -> StoreResult<T> {
-        match fault {
-            None | Some(Fault::Pass) => request.await,
-            Some(Fault::Before(hook)) => {
-                hook().await;
-                request.await
-            }
-            Some(Fault::After(hook)) => {
-                let answer = request.await;
-                hook().await;
-                answer
-            }
-            Some(Fault::LoseResponse) => {
-                request.await?;
-                Err(StoreError::transport("injected: connection reset after the request was sent"))
-            }
-            // Classified exactly as the S3 store classifies a real answer.
-            Some(Fault::Status(status, code)) => Err(StoreError::new(
-                super::s3::response::failure_kind(status, Some(code)),
-                Some(code),
-                Some(status),
-                "injected",
-            )),
-            Some(Fault::Transport) => Err(StoreError::transport("injected: connection refused")),
-            Some(Fault::Late) => Err(StoreError::transport("injected: Late applies to puts only")),
-            Some(Fault::Injected(injected)) => match injected {
-                Injected::LostResponse => {
-                    request.await?;
-                    Err(StoreError::transport("injected: the response was lost after the request was carried out"))
-                }
-                Injected::Transport => Err(StoreError::transport("injected: the request could not be sent")),
-                Injected::Status { status, code } => Err(StoreError::new(
-                    super::s3::response::failure_kind(status, Some(&code)),
-                    Some(&code),
-                    Some(status),
-                    "injected",
-                )),
-                Injected::Delay(secs) => {
-                    self.clock.sleep(secs).await;
-                    request.await
-                }
-                // Landed by `put` before the request (only puts match a conflict).
-                Injected::Conflict => request.await,
-            },
+        let (send, after) = match self.prepare(fault).await {
+            Err(refused) => return Err(refused),
+            Ok(plan) => plan,
+        };
+        let answer = request.await;
+        if let Some(hook) = after {
+            hook().await;
+        }
+        match send {
+            Send::Answer => answer,
+            Send::LoseAnswer(why) => answer.and(Err(StoreError::transport(why))),
         }
     }
+
+    /// Run what comes before the request (a hook, a delay) and say what becomes of it: refused
+    /// unsent (`Err`), or sent with its answer kept or lost, and a hook to run after it.
+    async fn prepare(&self, fault: Option<Fault>) -> StoreResult<(Send, Option<Hook>)> {
+        let injected = |status: u16, code: &str| {
+            // Classified exactly as the S3 store classifies a real answer.
+            StoreError::new(super::s3::response::failure_kind(status, Some(code)), Some(code), Some(status), "injected")
+        };
+        Ok(match fault {
+            None | Some(Fault::Pass) => (Send::Answer, None),
+            Some(Fault::Before(hook)) => {
+                hook().await;
+                (Send::Answer, None)
+            }
+            Some(Fault::After(hook)) => (Send::Answer, Some(hook)),
+            Some(Fault::LoseResponse) => {
+                (Send::LoseAnswer("injected: connection reset after the request was sent"), None)
+            }
+            Some(Fault::Status(status, code)) => return Err(injected(status, code)),
+            Some(Fault::Transport) => return Err(StoreError::transport("injected: connection refused")),
+            Some(Fault::Late) => return Err(StoreError::transport("injected: Late applies to puts only")),
+            Some(Fault::Injected(injected_fault)) => match injected_fault {
+                Injected::LostResponse => {
+                    (Send::LoseAnswer("injected: the response was lost after the request was carried out"), None)
+                }
+                Injected::Transport => return Err(StoreError::transport("injected: the request could not be sent")),
+                Injected::Status { status, code } => return Err(injected(status, &code)),
+                Injected::Delay(secs) => {
+                    self.clock.sleep(secs).await;
+                    (Send::Answer, None)
+                }
+                // Landed by `put` before the request (only puts match a conflict).
+                Injected::Conflict => (Send::Answer, None),
+            },
+        })
+    }
+}
+
+/// A hook a fault runs around a request.
+type Hook = Box<dyn FnOnce() -> LocalBoxFuture<'static, ()>>;
+
+/// What becomes of a request that is sent.
+enum Send {
+    Answer,
+    /// It is carried out, but its answer is replaced by this transport error.
+    LoseAnswer(&'static str),
 }
 
 #[async_trait(?Send)]

@@ -9,7 +9,6 @@
 //!   as the request takes longer than a poll or two.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -27,8 +26,9 @@ pub struct ManualClock {
 struct Inner {
     now: Cell<Timestamp>,
     auto_advance: bool,
-    /// Pending timers by (due instant, id): ordered, so they are woken in due order.
-    timers: RefCell<BTreeMap<(Timestamp, u64), Waker>>,
+    /// Pending timers, kept in (due instant, id) order so they are woken in due order. A plain
+    /// sorted list: a test has a handful of timers, and a map would be kilobytes more wasm.
+    timers: RefCell<Timers>,
     next_id: Cell<u64>,
 }
 
@@ -72,8 +72,8 @@ impl ManualClock {
         self.inner.now.set(at);
         let due: Vec<Waker> = {
             let mut timers = self.inner.timers.borrow_mut();
-            let later = timers.split_off(&(Timestamp(at.0.saturating_add(1)), 0));
-            std::mem::replace(&mut *timers, later).into_values().collect()
+            let due = timers.0.partition_point(|(when, _, _)| *when <= at);
+            timers.0.drain(..due).map(|(_, _, waker)| waker).collect()
         };
         for waker in due {
             waker.wake();
@@ -82,11 +82,11 @@ impl ManualClock {
 
     /// The earliest instant a pending timer is due.
     pub fn next_due(&self) -> Option<Timestamp> {
-        self.inner.timers.borrow().keys().next().map(|(due, _)| *due)
+        self.inner.timers.borrow().0.first().map(|(due, _, _)| *due)
     }
 
     pub fn pending_timers(&self) -> usize {
-        self.inner.timers.borrow().len()
+        self.inner.timers.borrow().0.len()
     }
 
     /// One step of a stepwise advance to `until`: when a timer is due at or before `until`, move
@@ -142,6 +142,30 @@ impl Clock for ManualClock {
     }
 }
 
+/// Pending timers in (due, id) order.
+#[derive(Default)]
+struct Timers(Vec<(Timestamp, u64, Waker)>);
+
+impl Timers {
+    fn position(&self, due: Timestamp, id: u64) -> Result<usize, usize> {
+        self.0.binary_search_by(|(d, i, _)| (*d, *i).cmp(&(due, id)))
+    }
+
+    /// Register (or re-register, with the latest waker) the timer `(due, id)`.
+    fn insert(&mut self, due: Timestamp, id: u64, waker: &Waker) {
+        match self.position(due, id) {
+            Ok(at) => self.0[at].2.clone_from(waker),
+            Err(at) => self.0.insert(at, (due, id, waker.clone())),
+        }
+    }
+
+    fn remove(&mut self, due: Timestamp, id: u64) {
+        if let Ok(at) = self.position(due, id) {
+            self.0.remove(at);
+        }
+    }
+}
+
 /// A plain manual clock's sleep: pending until the clock reaches `due`.
 struct Timer {
     clock: Rc<Inner>,
@@ -155,11 +179,11 @@ impl Future for Timer {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut timers = self.clock.timers.borrow_mut();
         if self.clock.now.get() >= self.due {
-            timers.remove(&(self.due, self.id));
+            timers.remove(self.due, self.id);
             return Poll::Ready(());
         }
         // (Re-)register: `set` removes the timers it wakes, and time may have moved back since.
-        timers.insert((self.due, self.id), cx.waker().clone());
+        timers.insert(self.due, self.id, cx.waker());
         Poll::Pending
     }
 }
@@ -167,7 +191,7 @@ impl Future for Timer {
 impl Drop for Timer {
     fn drop(&mut self) {
         if let Ok(mut timers) = self.clock.timers.try_borrow_mut() {
-            timers.remove(&(self.due, self.id));
+            timers.remove(self.due, self.id);
         }
     }
 }
