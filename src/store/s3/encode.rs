@@ -38,9 +38,13 @@ pub fn encode_query_component(component: &str) -> String {
 /// The query string, both as sent and as signed: each name and value encoded, sorted by encoded
 /// name then encoded value, `name=value` joined by `&` (a parameter without a value keeps its `=`).
 pub fn canonical_query(params: &[(&str, &str)]) -> String {
-    let mut encoded: Vec<(String, String)> =
-        params.iter().map(|(name, value)| (encode_query_component(name), encode_query_component(value))).collect();
-    encoded.sort_unstable();
+    // Sorted as they are added: a request has a handful of parameters.
+    let mut encoded: Vec<(String, String)> = Vec::with_capacity(params.len());
+    for (name, value) in params {
+        let pair = (encode_query_component(name), encode_query_component(value));
+        let at = encoded.partition_point(|p| *p < pair);
+        encoded.insert(at, pair);
+    }
     encoded.iter().map(|(name, value)| format!("{name}={value}")).collect::<Vec<_>>().join("&")
 }
 

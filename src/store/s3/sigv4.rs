@@ -174,18 +174,18 @@ fn amz_dates(at: Timestamp) -> (String, String) {
 /// Canonical headers (lowercase names, sorted, values trimmed with inner runs of spaces collapsed,
 /// repeated names joined by `,`) and the `;`-joined list of signed names.
 fn canonicalize_headers(headers: &[(String, String)]) -> (String, String) {
-    let mut normalized: Vec<(String, String)> =
-        headers.iter().map(|(name, value)| (name.trim().to_ascii_lowercase(), collapse_spaces(value))).collect();
-    // Stable sort by name only: values of a repeated header keep their order, as S3 expects.
-    normalized.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut merged: Vec<(String, String)> = Vec::with_capacity(normalized.len());
-    for (name, value) in normalized {
-        match merged.last_mut() {
-            Some((last_name, last_value)) if *last_name == name => {
-                last_value.push(',');
-                last_value.push_str(&value);
+    // Sorted by name as they are added (a request has a dozen headers: no sort routine needed);
+    // values of a repeated name are joined in the order given, as S3 expects.
+    let mut merged: Vec<(String, String)> = Vec::with_capacity(headers.len());
+    for (name, value) in headers {
+        let (name, value) = (name.trim().to_ascii_lowercase(), collapse_spaces(value));
+        let at = merged.partition_point(|(n, _)| *n < name);
+        match merged.get_mut(at) {
+            Some((n, joined)) if *n == name => {
+                joined.push(',');
+                joined.push_str(&value);
             }
-            _ => merged.push((name, value)),
+            _ => merged.insert(at, (name, value)),
         }
     }
     let canonical: String = merged.iter().map(|(name, value)| format!("{name}:{value}\n")).collect();
