@@ -92,23 +92,47 @@ impl Error {
     }
 }
 
+/// `s` in double quotes for a message, `"` `\\` and control characters escaped (JSON-style), other
+/// characters as they are. Not `{:?}`: `str`'s `Debug` brings Unicode tables into the wasm.
+pub(crate) fn quoted(s: &str) -> impl fmt::Display + '_ {
+    struct Quoted<'a>(&'a str);
+    impl fmt::Display for Quoted<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            use fmt::Write;
+            f.write_char('"')?;
+            for c in self.0.chars() {
+                match c {
+                    '"' => f.write_str("\\\"")?,
+                    '\\' => f.write_str("\\\\")?,
+                    '\n' => f.write_str("\\n")?,
+                    '\t' => f.write_str("\\t")?,
+                    c if c.is_control() => write!(f, "\\u{:04x}", u32::from(c))?,
+                    c => f.write_char(c)?,
+                }
+            }
+            f.write_char('"')
+        }
+    }
+    Quoted(s)
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
-            Error::LeaseLost { key, reason } => write!(f, "lease {key:?} lost: {reason}"),
+            Error::LeaseLost { key, reason } => write!(f, "lease {} lost: {reason}", quoted(key)),
             Error::Conflict { key, attempts } => {
-                write!(f, "{key:?}: still conflicting after {attempts} attempts")
+                write!(f, "{}: still conflicting after {attempts} attempts", quoted(key))
             }
             Error::Storage(s) => fmt::Display::fmt(s, f),
             Error::AmbiguousWrite { key, message, .. } => {
-                write!(f, "write to {key:?} may or may not have landed: {message}")
+                write!(f, "write to {} may or may not have landed: {message}", quoted(key))
             }
             Error::Timeout { key, seconds } => {
-                write!(f, "timed out after {}s waiting for {key:?}", crate::json::number_text(*seconds))
+                write!(f, "timed out after {}s waiting for {}", crate::json::number_text(*seconds), quoted(key))
             }
-            Error::NotFound { key } => write!(f, "{key:?} does not exist and no create value was given"),
-            Error::Corrupt { key, message } => write!(f, "stored object {key:?} is corrupt: {message}"),
+            Error::NotFound { key } => write!(f, "{} does not exist and no create value was given", quoted(key)),
+            Error::Corrupt { key, message } => write!(f, "stored object {} is corrupt: {message}", quoted(key)),
             Error::Aborted => write!(f, "the operation was aborted"),
             Error::Callback(_) => write!(f, "a callback failed"),
         }

@@ -2,6 +2,7 @@
 //! them unambiguous everywhere: URL parsers rewrite `.`/`..` segments, control characters break
 //! headers and XML, and CairnDB's engine owns a few top-level prefixes.
 
+use crate::error::quoted;
 use crate::error::{Error, Result};
 
 pub const MAX_KEY_BYTES: usize = 1024;
@@ -17,10 +18,10 @@ pub fn validate_key(key: &str) -> Result<()> {
     }
     check_characters(key, "key")?;
     if key.split('/').any(|seg| seg == "." || seg == "..") {
-        return Err(Error::invalid(format!("key {key:?} has a '.' or '..' path segment")));
+        return Err(Error::invalid(format!("key {} has a '.' or '..' path segment", quoted(key))));
     }
     if let Some(p) = RESERVED_PREFIXES.iter().find(|p| key.starts_with(*p)) {
-        return Err(Error::invalid(format!("key {key:?} is under the reserved prefix {p:?}")));
+        return Err(Error::invalid(format!("key {} is under the reserved prefix {}", quoted(key), quoted(p))));
     }
     Ok(())
 }
@@ -42,7 +43,7 @@ pub fn normalize_store_prefix(prefix: &str) -> Result<String> {
     }
     check_characters(trimmed, "store prefix")?;
     if trimmed.split('/').any(|seg| seg.is_empty() || seg == "." || seg == "..") {
-        return Err(Error::invalid(format!("store prefix {prefix:?} has an empty, '.' or '..' segment")));
+        return Err(Error::invalid(format!("store prefix {} has an empty, '.' or '..' segment", quoted(prefix))));
     }
     Ok(format!("{trimmed}/"))
 }

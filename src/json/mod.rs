@@ -82,18 +82,27 @@ fn write_value(out: &mut String, value: &Value) {
             out.push(']');
         }
         Value::Object(map) => {
-            // Rust orders `str` by UTF-8 bytes, which is the same order as by code point (what
-            // Python's sort does). JS's default sort (UTF-16 units) differs for astral characters.
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            // Keys by code point, as Python sorts them: Rust orders `str` by UTF-8 bytes, which is
+            // the same order (JS's default sort, by UTF-16 units, differs for astral characters).
+            // serde_json's map iterates in that order already, unless some crate in the build
+            // turns on its `preserve_order`: then the keys are sorted here (with the sort the
+            // stores' listings use, so no second sort routine is compiled in).
             out.push('{');
-            for (i, (k, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
+            let mut first = true;
+            let mut entry = |k: &str, v: &Value| {
+                if !std::mem::take(&mut first) {
                     out.push(',');
                 }
                 write_string(out, k);
                 out.push(':');
                 write_value(out, v);
+            };
+            if map.keys().is_sorted() {
+                map.iter().for_each(|(k, v)| entry(k, v));
+            } else {
+                let mut keys: Vec<String> = map.keys().cloned().collect();
+                keys.sort_unstable();
+                keys.iter().filter_map(|k| Some((k, map.get(k)?))).for_each(|(k, v)| entry(k, v));
             }
             out.push('}');
         }

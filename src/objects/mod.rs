@@ -4,6 +4,7 @@
 mod resolve;
 mod write;
 
+use crate::error::quoted;
 use std::cell::Cell;
 use std::future::Future;
 use std::rc::Rc;
@@ -233,7 +234,10 @@ impl Objects {
             Precondition::IfMatch(etag) => {
                 let etag = normalize_etag(&etag);
                 if etag.is_empty() || etag == "*" || etag.contains('"') {
-                    return Err(Error::invalid(format!("ifMatch must be an etag from this store, not {etag:?}")));
+                    return Err(Error::invalid(format!(
+                        "ifMatch must be an etag from this store, not {}",
+                        quoted(&etag)
+                    )));
                 }
                 Precondition::IfMatch(etag)
             }

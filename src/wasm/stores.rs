@@ -2,6 +2,7 @@
 //! testing toolkit's `faultStore(store)` and `manualClock()`. The JS layer wraps each store in its
 //! own `Store` class and passes this one to `new Fencepost(store)`.
 
+use crate::error::quoted;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
@@ -71,7 +72,7 @@ impl Store {
                     Some(d) if d.is_finite() && d >= 0.0 => Injected::Delay(d),
                     _ => return Err(Error::invalid("an injected delay must be a number of seconds >= 0")),
                 },
-                other => return Err(Error::invalid(format!("unknown fault {other:?}"))),
+                other => return Err(Error::invalid(format!("unknown fault {}", quoted(other)))),
             };
             let op = match op.as_deref() {
                 None => None,
@@ -81,7 +82,8 @@ impl Store {
                 Some("list") => Some(Op::List),
                 Some(other) => {
                     return Err(Error::invalid(format!(
-                        "inject option op must be get, put, delete or list, not {other:?}"
+                        "inject option op must be get, put, delete or list, not {}",
+                        quoted(other)
                     )));
                 }
             };

@@ -1,6 +1,7 @@
 //! The wasm transport: the host's global `fetch`, which Workers, Deno, Node and browsers all have
 //! (unlike `window`). The raw bindings it calls are in `crate::js`; this is the idiomatic wrapper.
 
+use crate::error::quoted;
 use async_trait::async_trait;
 use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
@@ -66,7 +67,7 @@ fn header_text(headers: &[(String, String)]) -> Result<String, TransportError> {
     for (name, value) in headers {
         let breaks = |b: u8| b == b'\n' || b == b'\r';
         if name.bytes().any(|b| b == b':' || breaks(b)) || value.bytes().any(breaks) {
-            return Err(TransportError::not_sent(format!("header {name:?} is not a valid HTTP header")));
+            return Err(TransportError::not_sent(format!("header {} is not a valid HTTP header", quoted(name))));
         }
         text.push_str(name);
         text.push(':');

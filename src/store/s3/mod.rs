@@ -29,6 +29,7 @@ mod reqwest_transport;
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use reqwest_transport::ReqwestTransport;
 
+use crate::error::quoted;
 use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
@@ -275,7 +276,11 @@ fn validate_bucket(bucket: &str, addressing: Addressing) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::invalid(format!("S3 bucket name {bucket:?} is not valid for {addressing:?} addressing")))
+        let style = match addressing {
+            Addressing::Path => "path-style",
+            Addressing::VirtualHosted => "virtual-hosted",
+        };
+        Err(Error::invalid(format!("S3 bucket name {} is not valid for {style} addressing", quoted(bucket))))
     }
 }
 
@@ -285,7 +290,10 @@ fn validate_region(region: &str) -> Result<()> {
         return Err(Error::invalid("S3 region must not be empty (R2 uses \"auto\")"));
     }
     if !region.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
-        return Err(Error::invalid(format!("S3 region {region:?} may only contain letters, digits, '-' and '_'")));
+        return Err(Error::invalid(format!(
+            "S3 region {} may only contain letters, digits, '-' and '_'",
+            quoted(region)
+        )));
     }
     Ok(())
 }
@@ -315,7 +323,7 @@ struct Endpoint {
 
 impl Endpoint {
     fn parse(endpoint: &str) -> Result<Self> {
-        let invalid = |why: &str| Error::invalid(format!("S3 endpoint {endpoint:?} {why}"));
+        let invalid = |why: &str| Error::invalid(format!("S3 endpoint {} {why}", quoted(endpoint)));
         let trimmed = endpoint.trim();
         let (scheme, rest) = split_scheme(trimmed).ok_or_else(|| invalid("must start with http:// or https://"))?;
         let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
@@ -570,7 +578,7 @@ impl S3Store {
 #[async_trait(?Send)]
 impl ObjectStore for S3Store {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        let what = format!("GET {key:?}");
+        let what = format!("GET {}", quoted(key));
         let request = self.config.get_object_request(key, self.signing_time()?);
         self.exchange(request, &what, |r| response::read_get(r, &what)).await
     }
@@ -582,19 +590,19 @@ impl ObjectStore for S3Store {
         precondition: &Precondition,
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
-        let what = format!("PUT {key:?}");
+        let what = format!("PUT {}", quoted(key));
         let request = self.config.put_object_request(key, body, precondition, meta, self.signing_time()?)?;
         self.exchange(request, &what, |r| response::read_put(r, precondition, &what)).await
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        let what = format!("DELETE {key:?}");
+        let what = format!("DELETE {}", quoted(key));
         let request = self.config.delete_object_request(key, self.signing_time()?);
         self.exchange(request, &what, |r| response::read_delete(r, &what)).await
     }
 
     async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        let what = format!("LIST {prefix:?}");
+        let what = format!("LIST {}", quoted(prefix));
         let bucket_prefix = format!("{}{prefix}", self.config.prefix);
         let mut keys = Vec::new();
         let mut token: Option<String> = None;

@@ -2,6 +2,7 @@
 //! network, so every path returns a value or a `MalformedResponse` error; nothing indexes, unwraps
 //! or recurses on it (the depth cap also keeps dropping a hostile tree from overflowing the stack).
 
+use crate::error::quoted;
 use crate::store::{FailureKind, StoreError};
 
 /// Deeper than any S3 document (they nest three or four levels).
@@ -39,7 +40,7 @@ pub fn parse_list_objects_v2(body: &[u8]) -> Result<ListPage, StoreError> {
         None => false,
         Some(flag) if flag.eq_ignore_ascii_case("true") => true,
         Some(flag) if flag.eq_ignore_ascii_case("false") => false,
-        Some(other) => return Err(malformed(format!("<IsTruncated> is {other:?}"))),
+        Some(other) => return Err(malformed(format!("<IsTruncated> is {}", quoted(other)))),
     };
     let next_continuation_token = root.child_text("NextContinuationToken").filter(|t| !t.is_empty()).map(str::to_owned);
     Ok(ListPage { keys, is_truncated, next_continuation_token })
@@ -155,7 +156,7 @@ fn open_element(stack: &mut Vec<Element>, root: &mut Option<Element>, tag: &str)
     let tag = tag.strip_suffix('/').unwrap_or(tag);
     let name = tag.split(|c: char| c.is_ascii_whitespace()).next().unwrap_or("");
     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')) {
-        return Err(malformed(format!("bad tag name {name:?}")));
+        return Err(malformed(format!("bad tag name {}", quoted(name))));
     }
     if stack.is_empty() && root.is_some() {
         return Err(malformed("a second root element"));
@@ -207,7 +208,7 @@ fn split_tag(s: &str) -> Result<(&str, &str), StoreError> {
 }
 
 fn split_at_marker<'a>(s: &'a str, marker: &str) -> Result<(&'a str, &'a str), StoreError> {
-    s.split_once(marker).ok_or_else(|| malformed(format!("missing {marker:?}")))
+    s.split_once(marker).ok_or_else(|| malformed(format!("missing {}", quoted(marker))))
 }
 
 fn skip_past<'a>(s: &'a str, marker: &str) -> Result<&'a str, StoreError> {
