@@ -78,9 +78,14 @@ extern "C" {
     pub(crate) fn array_buffer(this: &Response) -> Result<JsValue, JsValue>;
 }
 
-/// The S3 transport's JS side (headers as one text each way; see the file).
-#[wasm_bindgen(module = "/src/store/s3/fetch.js")]
+/// Host calls written in JS (`src/host.js`): settling a Promise with one callback, the S3
+/// transport's headers as one text each way.
+#[wasm_bindgen(module = "/src/host.js")]
 extern "C" {
+    /// `callback(true, value)` or `callback(false, reason)` once `value` settles.
+    #[wasm_bindgen(catch)]
+    pub(crate) fn settle(value: &JsValue, callback: &Function) -> Result<(), JsValue>;
+
     /// `fetch` with headers given as "name:value\n" lines. `catch`: a synchronous throw (a header
     /// value the host refuses…) becomes an `Err`.
     #[wasm_bindgen(js_name = fetchWithHeaderText, catch)]

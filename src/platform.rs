@@ -52,7 +52,13 @@ pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
 mod imp {
     use super::*;
     use crate::js::{clear_timeout, set_timeout};
-    use wasm_bindgen::JsValue;
+    use std::cell::RefCell;
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::rc::Rc;
+    use std::task::{Context, Poll, Waker};
+    use wasm_bindgen::closure::Closure;
+    use wasm_bindgen::{JsCast, JsValue};
 
     /// Hosts clamp longer delays to about 1 ms (a 32-bit millisecond count): longer sleeps end
     /// early instead, and every caller re-checks the time after a sleep.
@@ -68,27 +74,103 @@ mod imp {
         js_sys::parse_float(decimal)
     }
 
-    /// Clears the host timer when the sleep is dropped early (raced against a request, a cancel):
-    /// a 30-s request timeout must not keep Node's event loop or a Worker alive after the answer.
-    struct ClearOnDrop(JsValue);
+    /// The future of one call of a JS callback made for it (a timer's, a Promise's settlement):
+    /// the callback's first two arguments. One wasm-bindgen closure per wait — `JsFuture` makes
+    /// two, and a timer through a Promise three; each costs a JS function and a registration with
+    /// the glue's finalizer. The closure lives until the host calls it, even if this future is
+    /// dropped first (a Promise still settles later), and is freed by that call; `forget_call`
+    /// frees it when the host is known never to call (a cleared timer).
+    pub(crate) struct HostCall(Rc<RefCell<Waiting>>);
 
-    impl Drop for ClearOnDrop {
+    struct Waiting {
+        args: Option<(JsValue, JsValue)>,
+        waker: Option<Waker>,
+        closure: Option<Closure<dyn FnMut(JsValue, JsValue)>>,
+    }
+
+    impl HostCall {
+        /// A callback for the host to call once, and the future of that call.
+        pub(crate) fn new() -> (HostCall, js_sys::Function) {
+            let waiting = Rc::new(RefCell::new(Waiting { args: None, waker: None, closure: None }));
+            let shared = waiting.clone();
+            let closure = Closure::once(move |a: JsValue, b: JsValue| {
+                let (waker, closure) = {
+                    let mut w = shared.borrow_mut();
+                    w.args = Some((a, b));
+                    (w.waker.take(), w.closure.take())
+                };
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+                // Freed while running: wasm-bindgen defers the release until this call returns.
+                drop(closure);
+            });
+            let function = closure.as_ref().unchecked_ref::<js_sys::Function>().clone();
+            waiting.borrow_mut().closure = Some(closure);
+            (HostCall(waiting), function)
+        }
+
+        /// The host will never call (its timer was cleared): free the callback now.
+        fn forget_call(&self) {
+            let closure = self.0.borrow_mut().closure.take();
+            drop(closure);
+        }
+    }
+
+    impl Future for HostCall {
+        type Output = (JsValue, JsValue);
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            let mut w = self.0.borrow_mut();
+            match w.args.take() {
+                Some(args) => Poll::Ready(args),
+                None => {
+                    w.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        }
+    }
+
+    /// `value` (a Promise, a thenable or a plain value) once settled: `Ok` fulfilled, `Err` rejected.
+    /// Listens at once, like `JsFuture::from`, not when first polled.
+    pub(crate) fn settled(value: &JsValue) -> impl Future<Output = Result<JsValue, JsValue>> + 'static {
+        let (call, callback) = HostCall::new();
+        let thrown = crate::js::settle(value, &callback).err();
+        if thrown.is_some() {
+            call.forget_call();
+        }
+        async move {
+            if let Some(e) = thrown {
+                return Err(e);
+            }
+            let (fulfilled, value) = call.await;
+            if fulfilled.is_truthy() { Ok(value) } else { Err(value) }
+        }
+    }
+
+    /// A host timer: cleared when the sleep is dropped early (raced against a request, a cancel),
+    /// so a 30-s request timeout does not keep Node's event loop or a Worker alive after the answer.
+    struct Timer {
+        call: HostCall,
+        handle: JsValue,
+    }
+
+    impl Drop for Timer {
         fn drop(&mut self) {
-            clear_timeout(&self.0);
+            if self.call.0.borrow().args.is_none() {
+                clear_timeout(&self.handle);
+                self.call.forget_call();
+            }
         }
     }
 
     pub fn sleep(secs: f64) -> LocalBoxFuture<'static, ()> {
         let millis = if secs.is_nan() { 0.0 } else { (secs * 1000.0).clamp(0.0, MAX_TIMER_MILLIS) };
-        let mut handle = JsValue::UNDEFINED;
-        let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-            handle = set_timeout(&resolve, millis);
-        });
-        let guard = ClearOnDrop(handle);
-        Box::pin(async move {
-            let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-            drop(guard);
-        })
+        let (call, callback) = HostCall::new();
+        let handle = set_timeout(&callback, millis);
+        let mut timer = Timer { call, handle };
+        Box::pin(std::future::poll_fn(move |cx| Pin::new(&mut timer.call).poll(cx).map(|_| ())))
     }
 }
 
@@ -225,4 +307,6 @@ mod imp {
     }
 }
 pub(crate) use imp::parse_f64;
+#[cfg(target_arch = "wasm32")]
+pub(crate) use imp::settled;
 use imp::{now, sleep};

@@ -4,9 +4,8 @@
 //! calls are in `crate::js`; this is the idiomatic wrapper.
 
 use async_trait::async_trait;
-use js_sys::{Array, Object, Promise, Uint8Array};
+use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
 use super::{
     FailureKind, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta,
@@ -60,7 +59,7 @@ impl R2Store {
 /// Await what a binding method returned (a Promise by contract; anything else as is).
 async fn settle(method: &str, returned: Result<JsValue, JsValue>) -> StoreResult<JsValue> {
     let returned = returned.map_err(|e| r2_error(method, &e))?;
-    JsFuture::from(Promise::resolve(&returned)).await.map_err(|e| r2_error(method, &e))
+    crate::platform::settled(&returned).await.map_err(|e| r2_error(method, &e))
 }
 
 /// The binding throws a `TypeError`/`RangeError` for arguments it refuses (nothing was sent, so

@@ -12,7 +12,7 @@ use std::task::{Context, Poll, Waker};
 use js_sys::{Array, Function, Promise};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{JsFuture, future_to_promise};
+use wasm_bindgen_futures::future_to_promise;
 
 use super::convert::{js_json, text};
 use super::errors::{callback, to_js};
@@ -94,7 +94,7 @@ fn js_transition(f: Function, what: &'static str) -> Box<Transition<'static>> {
     Box::new(move |value: Value| {
         let returned = f.call1(&JsValue::UNDEFINED, &text(&value).into());
         Box::pin(async move {
-            let out = JsFuture::from(Promise::resolve(&returned.map_err(callback)?)).await.map_err(callback)?;
+            let out = crate::platform::settled(&returned.map_err(callback)?).await.map_err(callback)?;
             js_json(&out.as_string().unwrap_or_default(), what)
         })
     })

@@ -3,15 +3,14 @@
 
 use crate::error::quoted;
 use async_trait::async_trait;
-use js_sys::{Promise, Uint8Array};
+use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
 use super::{HttpRequest, HttpResponse, HttpTransport, TransportError};
 use crate::js::{self, AbortController, Response};
 
 /// Aborts the `fetch` when the send is dropped before it finished: the store's timeout or a
-/// cancel abandoned it, and dropping a `JsFuture` alone would leave the connection busy.
+/// cancel abandoned it, and dropping the wait alone would leave the connection busy.
 struct AbortOnDrop(Option<AbortController>);
 
 impl AbortOnDrop {
@@ -50,7 +49,7 @@ impl HttpTransport for FetchTransport {
         let guard = AbortOnDrop(controller);
         let promise = js::fetch_with_header_text(&request.url, request.method, &header_text, body, signal)
             .map_err(|e| describe("fetch threw", &e))?;
-        let response = JsFuture::from(Promise::resolve(&promise)).await.map_err(|e| rejected(&e))?;
+        let response = crate::platform::settled(&promise).await.map_err(|e| rejected(&e))?;
         if !response.is_object() {
             return Err("fetch resolved to something that is not a response".into());
         }
@@ -60,7 +59,7 @@ impl HttpTransport for FetchTransport {
     }
 }
 
-/// The request's headers as "name:value\n" lines, the one text `fetch.js` splits. A name or value
+/// The request's headers as "name:value\n" lines, the one text `src/host.js` splits. A name or value
 /// with a line break (which no valid header has) would split into other headers: refused, unsent.
 fn header_text(headers: &[(String, String)]) -> Result<String, TransportError> {
     let mut text = String::with_capacity(headers.iter().map(|(n, v)| n.len() + v.len() + 2).sum());
@@ -99,7 +98,7 @@ fn parse_header_text(text: &str) -> Vec<(String, String)> {
 /// `await response.arrayBuffer()`. A connection that dies mid-body fails here, like one that
 /// never answered: the transport reports it and the store treats it as indeterminate.
 async fn read_body(response: &Response) -> Result<Vec<u8>, JsValue> {
-    let buffer = JsFuture::from(Promise::resolve(&response.array_buffer()?)).await?;
+    let buffer = crate::platform::settled(&response.array_buffer()?).await?;
     Ok(Uint8Array::new(&buffer).to_vec())
 }
 
