@@ -525,13 +525,11 @@ impl S3Store {
     async fn exchange<T>(
         &self,
         request: HttpRequest,
-        what: &str,
+        what: &dyn fmt::Display,
         read: impl FnOnce(HttpResponse) -> StoreResult<T>,
     ) -> StoreResult<T> {
         let signature =
             request.header("authorization").and_then(|a| a.rsplit_once("Signature=")).map(|(_, s)| s.to_owned());
-        let mut secrets = self.config.secrets();
-        secrets.extend(signature.as_deref());
         // The transport races the timeout: when it loses, its future is dropped (in wasm that
         // aborts the `fetch`, freeing the connection).
         let timeout = self.config.timeout;
@@ -552,7 +550,11 @@ impl S3Store {
                 Err(StoreError::transport(format!("{what}: no response: {message}")))
             }
         };
-        result.map_err(|err| response::sanitize(err, &secrets))
+        result.map_err(|err| {
+            let mut secrets = self.config.secrets();
+            secrets.extend(signature.as_deref());
+            response::sanitize(err, &secrets)
+        })
     }
 }
 
@@ -575,10 +577,20 @@ impl S3Store {
     }
 }
 
+/// An operation as its error messages name it (`PUT "key"`): spelled out only when a message is
+/// made, not on every request.
+struct What<'a>(&'static str, &'a str);
+
+impl fmt::Display for What<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.0, quoted(self.1))
+    }
+}
+
 #[async_trait(?Send)]
 impl ObjectStore for S3Store {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        let what = format!("GET {}", quoted(key));
+        let what = What("GET", key);
         let request = self.config.get_object_request(key, self.signing_time()?);
         self.exchange(request, &what, |r| response::read_get(r, &what)).await
     }
@@ -590,19 +602,19 @@ impl ObjectStore for S3Store {
         precondition: &Precondition,
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
-        let what = format!("PUT {}", quoted(key));
+        let what = What("PUT", key);
         let request = self.config.put_object_request(key, body, precondition, meta, self.signing_time()?)?;
         self.exchange(request, &what, |r| response::read_put(r, precondition, &what)).await
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        let what = format!("DELETE {}", quoted(key));
+        let what = What("DELETE", key);
         let request = self.config.delete_object_request(key, self.signing_time()?);
         self.exchange(request, &what, |r| response::read_delete(r, &what)).await
     }
 
     async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        let what = format!("LIST {}", quoted(prefix));
+        let what = What("LIST", prefix);
         let bucket_prefix = format!("{}{prefix}", self.config.prefix);
         let mut keys = Vec::new();
         let mut token: Option<String> = None;

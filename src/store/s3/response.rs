@@ -18,7 +18,7 @@ pub fn server_time(response: &HttpResponse) -> Option<crate::time::Timestamp> {
 }
 
 /// GetObject: the object, or `None` when the key does not exist.
-pub fn read_get(response: HttpResponse, what: &str) -> StoreResult<Option<StoredObject>> {
+pub fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<Option<StoredObject>> {
     match response.status {
         200..=299 => {
             let etag = required_etag(&response, what)?;
@@ -33,7 +33,11 @@ pub fn read_get(response: HttpResponse, what: &str) -> StoreResult<Option<Stored
 
 /// PutObject. A conditional put that lost — 412, or 404 NoSuchKey (AWS's answer to `If-Match` on
 /// a missing key) — is [`PutOutcome::PreconditionFailed`], not an error.
-pub fn read_put(response: HttpResponse, precondition: &Precondition, what: &str) -> StoreResult<PutOutcome> {
+pub fn read_put(
+    response: HttpResponse,
+    precondition: &Precondition,
+    what: &dyn std::fmt::Display,
+) -> StoreResult<PutOutcome> {
     let conditional = *precondition != Precondition::None;
     match response.status {
         200..=299 => match response.header("etag").map(normalize_etag).filter(|e| !e.is_empty()) {
@@ -53,7 +57,7 @@ pub fn read_put(response: HttpResponse, precondition: &Precondition, what: &str)
 }
 
 /// DeleteObject: deleting a missing key is not an error (S3 says 204 anyway; others say 404).
-pub fn read_delete(response: HttpResponse, what: &str) -> StoreResult<()> {
+pub fn read_delete(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<()> {
     match response.status {
         200..=299 => Ok(()),
         404 if !is_missing_bucket(&response) => Ok(()),
@@ -62,7 +66,7 @@ pub fn read_delete(response: HttpResponse, what: &str) -> StoreResult<()> {
 }
 
 /// One ListObjectsV2 page.
-pub fn read_list(response: HttpResponse, what: &str) -> StoreResult<ListPage> {
+pub fn read_list(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<ListPage> {
     match response.status {
         200..=299 => xml::parse_list_objects_v2(&response.body).map_err(|e| StoreError {
             status: Some(response.status),
@@ -74,7 +78,11 @@ pub fn read_list(response: HttpResponse, what: &str) -> StoreResult<ListPage> {
 }
 
 /// The token for the next page of a truncated listing; a missing or repeated one would loop forever.
-pub fn next_page_token(next: Option<String>, previous: Option<&str>, what: &str) -> StoreResult<String> {
+pub fn next_page_token(
+    next: Option<String>,
+    previous: Option<&str>,
+    what: &dyn std::fmt::Display,
+) -> StoreResult<String> {
     match next {
         None => Err(malformed(what, "a truncated page without NextContinuationToken")),
         Some(token) if Some(token.as_str()) == previous => Err(malformed(what, "the same continuation token twice")),
@@ -83,7 +91,7 @@ pub fn next_page_token(next: Option<String>, previous: Option<&str>, what: &str)
 }
 
 /// A refusal or failure status, classified, naming the S3 error code when the body has one.
-pub fn classify_failure(response: &HttpResponse, what: &str) -> StoreError {
+pub fn classify_failure(response: &HttpResponse, what: &dyn std::fmt::Display) -> StoreError {
     let parsed = xml::parse_error_body(&response.body);
     let code = parsed.as_ref().and_then(|b| b.code.clone());
     let kind = failure_kind(response.status, code.as_deref());
@@ -116,7 +124,7 @@ fn is_missing_bucket(response: &HttpResponse) -> bool {
     xml::parse_error_body(&response.body).and_then(|b| b.code).as_deref() == Some("NoSuchBucket")
 }
 
-fn required_etag(response: &HttpResponse, what: &str) -> StoreResult<String> {
+fn required_etag(response: &HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<String> {
     match response.header("etag").map(normalize_etag).filter(|e| !e.is_empty()) {
         Some(etag) => Ok(etag),
         None => Err(StoreError::new(
@@ -128,7 +136,7 @@ fn required_etag(response: &HttpResponse, what: &str) -> StoreResult<String> {
     }
 }
 
-pub fn malformed(what: &str, detail: impl AsRef<str>) -> StoreError {
+pub fn malformed(what: &dyn std::fmt::Display, detail: impl AsRef<str>) -> StoreError {
     StoreError::new(FailureKind::Fatal, Some("MalformedResponse"), None, format!("{what}: {}", detail.as_ref()))
 }
 
