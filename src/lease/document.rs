@@ -30,7 +30,7 @@ impl LeaseDoc {
     pub fn parse(key: &str, bytes: &[u8]) -> Result<Self> {
         let bad = |m: &str| Error::corrupt(key, format!("not a lease document: {m}"));
         let value = json::parse(bytes).map_err(|m| bad(&m))?;
-        let Value::Object(mut map) = value else { return Err(bad("not a JSON object")) };
+        let Value::Object(map) = value else { return Err(bad("not a JSON object")) };
         let epoch = match map.get("epoch") {
             Some(Value::Number(n)) => n
                 .as_u64()
@@ -56,11 +56,20 @@ impl LeaseDoc {
             Some(Value::Null) if holder.is_none() => None,
             _ => return Err(bad("deadline_at is missing or not a timestamp")),
         };
-        let state = map.remove("state").unwrap_or(Value::Null);
-        for known in ["epoch", "holder", "deadline_at"] {
-            map.remove(known);
+        // The state and the unknown fields are moved out (not removed one by one: a map's removal
+        // code is kilobytes of wasm, and this is its only user).
+        let mut state = Value::Null;
+        let mut extra = Map::new();
+        for (name, value) in map {
+            match name.as_str() {
+                "state" => state = value,
+                "epoch" | "holder" | "deadline_at" => {}
+                _ => {
+                    extra.insert(name, value);
+                }
+            }
         }
-        Ok(LeaseDoc { epoch, holder, deadline_at, state, extra: map })
+        Ok(LeaseDoc { epoch, holder, deadline_at, state, extra })
     }
 
     pub fn encode(&self) -> Vec<u8> {
