@@ -111,3 +111,18 @@ struct ReadmeDoctests;
 
 /// A boxed future that need not be `Send`: wasm hosts and Workers are single-threaded.
 pub type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
+
+/// Shared by the unit tests.
+#[cfg(test)]
+mod test_support {
+    /// A small deterministic generator (xorshift64) for the random-input tests: the same inputs
+    /// on every run and machine.
+    pub fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+}

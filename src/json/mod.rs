@@ -126,16 +126,7 @@ pub fn python_float_repr(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
     }
-    let (negative, digits, exp) = shortest_digits(f);
-    let sign = if negative { "-" } else { "" };
-    if (-4..16).contains(&exp) {
-        format!("{sign}{}", positional(&digits, exp, ".0"))
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
-        let exp_sign = if exp < 0 { '-' } else { '+' };
-        format!("{sign}{first}{frac}e{exp_sign}{:02}", exp.abs())
-    }
+    shortest_text(f, -4..16, ".0", 2)
 }
 
 /// A number for a message, as JS would print it (`30`, `0.5`, `1e+21`), without pulling float
@@ -153,15 +144,22 @@ pub fn number_text(f: f64) -> String {
     if f == 0.0 {
         return "0".into();
     }
+    shortest_text(f, -6..21, "", 1)
+}
+
+/// The shortest digits of a finite, non-zero `f`: positional when the decimal exponent is in
+/// `plain` (integral values ending in `whole`), otherwise scientific with a signed exponent of at
+/// least `exp_digits` digits. Python's repr and JS's number printing differ only in those choices.
+fn shortest_text(f: f64, plain: std::ops::Range<i32>, whole: &str, exp_digits: usize) -> String {
     let (negative, digits, exp) = shortest_digits(f);
     let sign = if negative { "-" } else { "" };
-    if (-6..21).contains(&exp) {
-        format!("{sign}{}", positional(&digits, exp, ""))
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
-        format!("{sign}{first}{frac}e{}{}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    if plain.contains(&exp) {
+        return format!("{sign}{}", positional(&digits, exp, whole));
     }
+    let (first, rest) = digits.split_at(1);
+    let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+    let exp_sign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}{first}{frac}e{exp_sign}{:0exp_digits$}", exp.abs())
 }
 
 /// `digits` × 10^(exp - digits + 1) written out without an exponent; `whole` ends integral values.
@@ -309,12 +307,9 @@ mod tests {
     fn shortest_digits_round_trip_and_are_shortest() {
         // -1149636667324797.25 exactly: a tie between ...797.2 and ...797.3 at 17 digits.
         assert_eq!(python_float_repr(f64::from_bits(0xC310_565A_94B4_E5F5)), "-1149636667324797.2");
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = crate::test_support::xorshift(0x2545_F491_4F6C_DD1D);
         for _ in 0..20_000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let f = f64::from_bits(seed);
+            let f = f64::from_bits(next());
             if !f.is_finite() || f == 0.0 {
                 continue;
             }

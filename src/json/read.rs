@@ -117,54 +117,52 @@ impl Reader<'_> {
         read(self, depth + 1)
     }
 
-    fn array(&mut self, depth: usize) -> Parsed<Value> {
-        let mut items = Vec::new();
+    /// A comma-separated sequence up to `close`, the reader just past the opening bracket; `item`
+    /// reads each element.
+    fn sequence(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Parsed<()>) -> Parsed<()> {
         self.skip_whitespace();
-        if self.peek() == Some(b']') {
+        if self.peek() == Some(close) {
             self.at += 1;
-            return Ok(Value::Array(items));
+            return Ok(());
         }
         loop {
-            items.push(self.value(depth)?);
+            item(self)?;
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => self.at += 1,
-                Some(b']') => {
+                Some(b) if b == close => {
                     self.at += 1;
-                    return Ok(Value::Array(items));
+                    return Ok(());
                 }
                 _ => return Err(self.unexpected()),
             }
         }
     }
 
+    fn array(&mut self, depth: usize) -> Parsed<Value> {
+        let mut items = Vec::new();
+        self.sequence(b']', |r| {
+            items.push(r.value(depth)?);
+            Ok(())
+        })?;
+        Ok(Value::Array(items))
+    }
+
     fn object(&mut self, depth: usize) -> Parsed<Value> {
         let mut map = Map::new();
-        self.skip_whitespace();
-        if self.peek() == Some(b'}') {
-            self.at += 1;
-            return Ok(Value::Object(map));
-        }
-        loop {
-            self.skip_whitespace();
-            if self.peek() != Some(b'"') {
-                return Err(self.unexpected());
+        self.sequence(b'}', |r| {
+            r.skip_whitespace();
+            if r.peek() != Some(b'"') {
+                return Err(r.unexpected());
             }
-            let key = self.string()?;
-            self.skip_whitespace();
-            self.eat(b':')?;
-            let value = self.value(depth)?;
+            let key = r.string()?;
+            r.skip_whitespace();
+            r.eat(b':')?;
+            let value = r.value(depth)?;
             map.insert(key, value); // a repeated key: the last one wins
-            self.skip_whitespace();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b'}') => {
-                    self.at += 1;
-                    return Ok(Value::Object(map));
-                }
-                _ => return Err(self.unexpected()),
-            }
-        }
+            Ok(())
+        })?;
+        Ok(Value::Object(map))
     }
 
     /// A string, the reader at its opening quote.
@@ -489,13 +487,7 @@ mod tests {
     #[test]
     fn mutations_agree_with_serde_json() {
         let base = r#"{"deadline_at":"2026-01-01T00:00:30.000000Z","epoch":7,"holder":"h","state":{"a":[1,-2.5e3,"\u00e9x",true,null]}}"#;
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_support::xorshift(0x2545_F491_4F6C_DD1Du64);
         let alphabet = b"{}[]\",:.-+eE0123456789\\u tfnrl";
         for _ in 0..20_000 {
             let mut bytes = base.as_bytes().to_vec();

@@ -120,13 +120,7 @@ mod tests {
     /// truncation of a valid document, give a value or a `Corrupt` error.
     #[test]
     fn never_panics_on_stored_bytes() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_support::xorshift(0x9E37_79B9_7F4A_7C15u64);
         for _ in 0..2000 {
             let len = (next() % 64) as usize;
             let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
