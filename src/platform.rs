@@ -158,7 +158,8 @@ mod imp {
 
     impl Drop for Timer {
         fn drop(&mut self) {
-            if self.call.0.borrow().args.is_none() {
+            // Not fired yet (firing takes the closure out): clear the host's timer.
+            if self.call.0.borrow().closure.is_some() {
                 clear_timeout(&self.handle);
                 self.call.forget_call();
             }

@@ -169,10 +169,12 @@ impl FaultStore {
         if let Some(pos) = faults.iter().position(|(o, _)| *o == op) {
             return Some(faults.remove(pos).1);
         }
+        // A rule that has fired its `times` is dropped, so later requests do not scan it again.
         let mut rules = self.rules.borrow_mut();
-        let rule = rules.iter_mut().find(|r| r.matches(op, key))?;
-        rule.times -= 1;
-        Some(Fault::Injected(rule.fault.clone()))
+        let at = rules.iter().position(|r| r.matches(op, key))?;
+        rules[at].times -= 1;
+        let fault = if rules[at].times == 0 { rules.remove(at).fault } else { rules[at].fault.clone() };
+        Some(Fault::Injected(fault))
     }
 
     /// A `Late` put arrives now, before the request being made.

@@ -26,20 +26,16 @@ pub struct R2Store {
 }
 
 impl R2Store {
-    /// `bucket` must look like an R2 binding (get/put/delete/list methods); `prefix` is already
-    /// normalised.
-    pub(crate) fn new(bucket: JsValue, prefix: String) -> Result<Self, String> {
-        if !js::has_methods(&bucket, &["get", "put", "delete", "list", "head"]) {
-            return Err("expected an R2 bucket binding (an object with get, put, delete and list methods)".into());
-        }
-        Ok(R2Store { bucket: bucket.unchecked_into(), prefix })
-    }
-
     /// The store on an R2 binding handed over from JS (`env.BUCKET`), keys under `prefix`
-    /// (`""` for none; `"app"` and `"app/"` are the same).
+    /// (`""` for none; `"app"` and `"app/"` are the same). `bucket` must look like an R2 binding.
     pub fn from_js(bucket: JsValue, prefix: &str) -> crate::Result<Self> {
         let prefix = crate::keys::normalize_store_prefix(prefix)?;
-        Self::new(bucket, prefix).map_err(crate::Error::invalid)
+        if !js::has_methods(&bucket, &["get", "put", "delete", "list", "head"]) {
+            return Err(crate::Error::invalid(
+                "expected an R2 bucket binding (an object with get, put, delete and list methods)",
+            ));
+        }
+        Ok(R2Store { bucket: bucket.unchecked_into(), prefix })
     }
 
     /// The store for Rust Workers written with workers-rs (`env.bucket("BUCKET")?`): the
@@ -59,7 +55,9 @@ impl R2Store {
 /// Await what a binding method returned (a Promise by contract; anything else as is).
 async fn settle(method: &str, returned: Result<JsValue, JsValue>) -> StoreResult<JsValue> {
     let returned = returned.map_err(|e| r2_error(method, &e))?;
-    crate::platform::settled(&returned).await.map_err(|e| r2_error(method, &e))
+    // Counted as in flight while it runs, like the S3 store's requests (a manual clock's driver
+    // waits for them).
+    super::io(crate::platform::settled(&returned)).await.map_err(|e| r2_error(method, &e))
 }
 
 /// The binding throws a `TypeError`/`RangeError` for arguments it refuses (nothing was sent, so

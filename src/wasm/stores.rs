@@ -10,7 +10,6 @@ use wasm_bindgen::prelude::*;
 use super::errors::to_js;
 use crate::SystemClock;
 use crate::error::{Error, Result};
-use crate::keys::normalize_store_prefix;
 use crate::store::r2::R2Store;
 use crate::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
 use crate::store::{CountingStore, FaultStore, Injected, MemoryStore, ObjectStore, Op, RequestCounts, Rule};
@@ -152,12 +151,8 @@ pub fn s3_store(
 
 #[wasm_bindgen(js_name = r2Store)]
 pub fn r2_store(bucket: JsValue, prefix: Option<String>) -> std::result::Result<Store, JsValue> {
-    let build = || -> Result<Store> {
-        let prefix = normalize_store_prefix(&prefix.unwrap_or_default())?;
-        let store = R2Store::new(bucket, prefix).map_err(Error::invalid)?;
-        Ok(Store::new(Rc::new(store)))
-    };
-    build().map_err(to_js)
+    let store = R2Store::from_js(bucket, &prefix.unwrap_or_default()).map_err(to_js)?;
+    Ok(Store::new(Rc::new(store)))
 }
 
 #[wasm_bindgen(js_name = countingStore)]

@@ -129,7 +129,7 @@ async fn exchange(client: reqwest::Client, request: HttpRequest) -> std::result:
         .collect();
     // A connection that dies mid-body fails here, like one that never answered.
     let body = response.bytes().await.map_err(|e| format!("reading the response body failed: {}", describe(&e)))?;
-    Ok(HttpResponse { status, headers, body: body.to_vec() })
+    Ok(HttpResponse { status, headers, body: Vec::from(body) })
 }
 
 /// An error with its chain of causes (reqwest's own text says little: "error sending request").

@@ -4,11 +4,13 @@
 //! Secrets discipline: the secret key, the derived signing key and the signature never appear in
 //! any `Debug` output or error; the types holding them print `[redacted]`.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use sha2::{Digest, Sha256};
 
 use crate::time::Timestamp;
+use crate::token::hex;
 
 /// SHA-256 of the empty body, the payload hash of every GET and DELETE.
 #[cfg(test)]
@@ -125,13 +127,13 @@ pub fn sign_with(
     keys: &SigningKeys,
 ) -> SignedHeaders {
     let (date, amz_date) = amz_dates(at);
-    let mut headers: Vec<(String, String)> = request.headers.to_vec();
-    headers.push(("x-amz-content-sha256".to_owned(), request.payload_sha256.to_owned()));
-    headers.push(("x-amz-date".to_owned(), amz_date.clone()));
-    if let Some(token) = credentials.session_token {
-        headers.push(("x-amz-security-token".to_owned(), token.to_owned()));
-    }
-    let (canonical_headers, signed_header_names) = canonicalize_headers(&headers);
+    let added = [
+        Some(("x-amz-content-sha256", request.payload_sha256)),
+        Some(("x-amz-date", amz_date.as_str())),
+        credentials.session_token.map(|token| ("x-amz-security-token", token)),
+    ];
+    let given = request.headers.iter().map(|(name, value)| (name.as_str(), value.as_str()));
+    let (canonical_headers, signed_header_names) = canonicalize_headers(given.chain(added.into_iter().flatten()));
     let canonical_request = [
         request.method,
         request.canonical_uri,
@@ -173,15 +175,17 @@ fn amz_dates(at: Timestamp) -> (String, String) {
 
 /// Canonical headers (lowercase names, sorted, values trimmed with inner runs of spaces collapsed,
 /// repeated names joined by `,`) and the `;`-joined list of signed names.
-fn canonicalize_headers(headers: &[(String, String)]) -> (String, String) {
-    // Sorted by name as they are added (a request has a dozen headers: no sort routine needed);
-    // values of a repeated name are joined in the order given, as S3 expects.
-    let mut merged: Vec<(String, String)> = Vec::with_capacity(headers.len());
+fn canonicalize_headers<'a>(headers: impl Iterator<Item = (&'a str, &'a str)>) -> (String, String) {
+    // Sorted by name as they are added (a request has a dozen headers; and a sort of these pairs
+    // would be one more sort routine in the wasm); values of a repeated name are joined in the
+    // order given, as S3 expects.
+    let mut merged: Vec<(String, Cow<'a, str>)> = Vec::with_capacity(16);
     for (name, value) in headers {
         let (name, value) = (name.trim().to_ascii_lowercase(), collapse_spaces(value));
         let at = merged.partition_point(|(n, _)| *n < name);
         match merged.get_mut(at) {
             Some((n, joined)) if *n == name => {
+                let joined = joined.to_mut();
                 joined.push(',');
                 joined.push_str(&value);
             }
@@ -193,15 +197,14 @@ fn canonicalize_headers(headers: &[(String, String)]) -> (String, String) {
     (canonical, names)
 }
 
-fn collapse_spaces(value: &str) -> String {
+fn collapse_spaces(value: &str) -> Cow<'_, str> {
     // Every value fencepost sends is visible ASCII (dates, hashes, tokens, etags): nothing to collapse.
     if value.bytes().all(|b| b.is_ascii_graphic()) {
-        return value.to_owned();
+        return Cow::Borrowed(value);
     }
-    value.split_whitespace().collect::<Vec<_>>().join(" ")
+    Cow::Owned(value.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
-/// `kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request")`.
 /// The day's signing key, derived once per day (4 of SigV4's 5 HMACs per request). One cache per
 /// config: its secret and scope never change, so the date alone tells whether the key is current.
 #[derive(Debug, Default)]
@@ -220,6 +223,7 @@ impl SigningKeys {
     }
 }
 
+/// `kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request")`.
 fn signing_key(secret_access_key: &str, date: &str, scope: Scope<'_>) -> [u8; 32] {
     let k_date = hmac_sha256(format!("AWS4{secret_access_key}").as_bytes(), date.as_bytes());
     let k_region = hmac_sha256(&k_date, scope.region.as_bytes());
@@ -248,8 +252,6 @@ fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
 pub fn sha256_hex(data: &[u8]) -> String {
     hex(&Sha256::digest(data))
 }
-
-use crate::token::hex;
 
 #[cfg(test)]
 mod tests {
@@ -364,12 +366,13 @@ mod tests {
 
     #[test]
     fn header_values_are_trimmed_and_collapsed() {
-        let (canonical, names) = canonicalize_headers(&headers(&[
+        let given = headers(&[
             ("X-Amz-Meta-B", "  two   words  "),
             ("Host", "h"),
             ("x-amz-meta-a", "1"),
             ("X-AMZ-META-A", "2"),
-        ]));
+        ]);
+        let (canonical, names) = canonicalize_headers(given.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         assert_eq!(canonical, "host:h\nx-amz-meta-a:1,2\nx-amz-meta-b:two words\n");
         assert_eq!(names, "host;x-amz-meta-a;x-amz-meta-b");
     }
