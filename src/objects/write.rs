@@ -33,27 +33,32 @@ impl Objects {
         for attempt in 1..=self.retry.max_attempts {
             if attempt > 1 {
                 if let Err(reason) = self.backoff(attempt - 1).await {
-                    return self.abandon(key, &precondition, &meta, base, reason, unanswered, false).await;
+                    return self.conclude(key, &precondition, &meta, base, Stop::Cancelled(reason), unanswered).await;
                 }
             }
             // Cancelled before sending: nothing of this attempt is in flight.
             if let Err(reason) = self.check_cancel() {
-                return self.abandon(key, &precondition, &meta, base, reason, unanswered, false).await;
+                return self.conclude(key, &precondition, &meta, base, Stop::Cancelled(reason), unanswered).await;
             }
             let sent = match self.send(self.store.put(key, body, &precondition, &meta)).await {
                 Ok(sent) => sent,
-                Err(reason) => return self.abandon(key, &precondition, &meta, base, reason, unanswered, true).await,
+                // The abandoned attempt itself may still land.
+                Err(reason) => {
+                    return self.conclude(key, &precondition, &meta, base, Stop::Cancelled(reason), true).await;
+                }
             };
             let error = match sent {
                 Ok(PutOutcome::Written { etag }) => return Ok(Some(Written { etag: Some(etag), meta })),
-                Ok(PutOutcome::PreconditionFailed) if unanswered => {
-                    return self.settle_lost(key, &precondition, &meta, base).await;
+                Ok(PutOutcome::PreconditionFailed) => {
+                    return self.conclude(key, &precondition, &meta, base, Stop::Lost, unanswered).await;
                 }
-                Ok(PutOutcome::PreconditionFailed) => return Ok(None),
                 Err(e) => e,
             };
             match error.kind {
-                FailureKind::Fatal => return self.give_up(key, &precondition, &meta, base, error, unanswered).await,
+                FailureKind::Fatal => {
+                    let refused = Stop::Refused(Error::Storage(error.into_failure()));
+                    return self.conclude(key, &precondition, &meta, base, refused, unanswered).await;
+                }
                 FailureKind::Indeterminate => match self.resolve(key, &precondition, &meta, base).await {
                     Resolution::Landed(etag) => return Ok(Some(Written { etag, meta })),
                     Resolution::Lost => return Ok(None),
@@ -69,88 +74,67 @@ impl Objects {
             // another conditional write on the key won (S3 and R2 say so for concurrent writers).
             // (Our own unanswered attempt may be what conflicts: settle that first.)
             Some(e) if e.kind == FailureKind::ConditionalConflict && precondition != Precondition::None => {
-                if unanswered { self.settle_lost(key, &precondition, &meta, base).await } else { Ok(None) }
+                self.conclude(key, &precondition, &meta, base, Stop::Lost, unanswered).await
             }
-            Some(e) => self.give_up(key, &precondition, &meta, base, e, unanswered).await,
+            Some(e) => {
+                let refused = Stop::Refused(Error::Storage(e.into_failure()));
+                self.conclude(key, &precondition, &meta, base, refused, unanswered).await
+            }
             None => Err(Error::invalid("retry budget allows no attempt")),
         }
     }
 
-    /// The store refused the write (`error`) or the budget ran out on it. If an earlier attempt
-    /// went unanswered it may have landed, or may still land: the store's refusal is not the
-    /// outcome then. Read back: ours → success; the version it meant to replace has a successor
-    /// that is not ours → lost; otherwise not provable → `AmbiguousWrite` (never "nothing was
-    /// written" while a write of ours may be on its way).
-    async fn give_up(
+    /// The write stops (`why`) without its outcome seen. If nothing of ours can still land
+    /// (`may_land` false: no attempt went unanswered, none was abandoned in flight), `why` is the
+    /// outcome. Otherwise the key is read back: ours → success, whatever stopped the write; our
+    /// write provably lost → the refusal or the cancel (a lost conditional put: nothing written);
+    /// not provable → `AmbiguousWrite`, never "nothing was written" while a write of ours may be
+    /// on its way. A cancel allows one read-back attempt and no retry (see `resolve`).
+    async fn conclude(
         &self,
         key: &str,
         precondition: &Precondition,
         meta: &WriteMeta,
         base: Option<&WriteMeta>,
-        error: crate::store::StoreError,
-        unanswered: bool,
+        why: Stop,
+        may_land: bool,
     ) -> Result<Option<Written>> {
-        if !unanswered {
-            return Err(Error::Storage(error.into_failure()));
+        if !may_land {
+            return match why {
+                Stop::Lost => Ok(None),
+                Stop::Refused(e) | Stop::Cancelled(e) => Err(e),
+            };
         }
-        let failure = Error::Storage(error.into_failure());
-        match self.resolve(key, precondition, meta, base).await {
-            Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
-            Resolution::Lost => Ok(None),
-            Resolution::NotLanded => Err(Error::ambiguous(
+        match (self.resolve(key, precondition, meta, base).await, why) {
+            (Resolution::Landed(etag), _) => Ok(Some(Written { etag, meta: meta.clone() })),
+            (Resolution::Unknown(why, cause), Stop::Lost) => Err(Error::ambiguous(key, why, cause)),
+            (Resolution::Unknown(why, _), Stop::Refused(e) | Stop::Cancelled(e)) => {
+                Err(Error::ambiguous(key, why, Some(e)))
+            }
+            // Someone else's version replaced the one ours needed: ours can never land now.
+            (Resolution::Lost | Resolution::NotLanded, Stop::Lost) | (Resolution::Lost, Stop::Refused(_)) => Ok(None),
+            (Resolution::Lost, Stop::Cancelled(e)) => Err(e),
+            // Not there yet, but an unanswered or abandoned attempt may still land.
+            (Resolution::NotLanded, Stop::Refused(e)) => Err(Error::ambiguous(
                 key,
                 "an attempt that went unanswered may still land, and the later ones failed",
-                Some(failure),
+                Some(e),
             )),
-            Resolution::Unknown(why, _) => Err(Error::ambiguous(key, why, Some(failure))),
-        }
-    }
-
-    /// A conditional put lost after an earlier attempt went unanswered: was it our own late write?
-    async fn settle_lost(
-        &self,
-        key: &str,
-        precondition: &Precondition,
-        meta: &WriteMeta,
-        base: Option<&WriteMeta>,
-    ) -> Result<Option<Written>> {
-        match self.resolve(key, precondition, meta, base).await {
-            Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
-            Resolution::Unknown(why, cause) => Err(Error::ambiguous(key, why, cause)),
-            Resolution::NotLanded | Resolution::Lost => Ok(None),
-        }
-    }
-
-    /// The write was cancelled (`reason`). With nothing that may land (`in_flight`: the attempt
-    /// just abandoned; `unanswered`: an earlier one that timed out), that is the outcome; otherwise
-    /// one read-back attempt (the cancel allows no retry) decides. A read-back that does not show
-    /// our write proves nothing while an attempt may still be on its way (an aborted request can
-    /// still reach the store): that is an `AmbiguousWrite` with the reason as its cause.
-    #[allow(clippy::too_many_arguments)]
-    async fn abandon(
-        &self,
-        key: &str,
-        precondition: &Precondition,
-        meta: &WriteMeta,
-        base: Option<&WriteMeta>,
-        reason: Error,
-        unanswered: bool,
-        in_flight: bool,
-    ) -> Result<Option<Written>> {
-        if !in_flight && !unanswered {
-            return Err(reason);
-        }
-        match self.resolve(key, precondition, meta, base).await {
-            Resolution::Landed(etag) => Ok(Some(Written { etag, meta: meta.clone() })),
-            // Not there yet, but the abandoned (or an earlier unanswered) attempt may still land.
-            Resolution::NotLanded => Err(Error::ambiguous(
+            (Resolution::NotLanded, Stop::Cancelled(e)) => Err(Error::ambiguous(
                 key,
                 "the call was cancelled while a write that may still land was on its way",
-                Some(reason),
+                Some(e),
             )),
-            // Someone else's version replaced the one ours needed: ours can never land now.
-            Resolution::Lost => Err(reason),
-            Resolution::Unknown(why, _) => Err(Error::ambiguous(key, why, Some(reason))),
         }
     }
+}
+
+/// Why a write stops before its outcome was seen.
+enum Stop {
+    /// A conditional put lost: 412, or 409 `ConditionalRequestConflict` after the retries.
+    Lost,
+    /// The store refused it (a fatal error), or the retry budget ran out on it.
+    Refused(Error),
+    /// The call was cancelled (the reason).
+    Cancelled(Error),
 }
