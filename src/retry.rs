@@ -41,6 +41,14 @@ impl RetryPolicy {
     }
 }
 
+/// The `n`-th (1-based) of a schedule doubling from `first` up to `max` seconds, with "equal
+/// jitter" (half fixed, half random): waiters spread out, but none waits much less than the
+/// schedule says. For polls and renewals, where full jitter would sometimes retry at once.
+pub(crate) fn equal_jitter(n: u32, first: f64, max: f64) -> f64 {
+    let d = (first * 2f64.powi(n.saturating_sub(1).min(16) as i32)).min(max);
+    d * (0.5 + 0.5 * crate::token::random_unit())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

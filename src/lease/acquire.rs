@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::fencepost::{Fencepost, Transition};
 use crate::json::checked;
 use crate::time::Timestamp;
-use crate::token::{random_token, random_unit};
+use crate::token::random_token;
 
 /// Rounds of "lost the race, read again" before acquisition reports a conflict.
 const ACQUIRE_ATTEMPTS: u32 = 8;
@@ -68,13 +68,13 @@ impl Fencepost {
                 Attempt::Held(deadline) => deadline,
             };
             let Some(wait) = options.wait else { return Ok(None) };
-            let left = wait - secs_between(started, self.objects.local_now()?);
+            let left = wait - started.secs_until(self.objects.local_now()?);
             if left <= 0.0 {
                 return Ok(None);
             }
             // Never past the wait's end (one last attempt right then), nor past the held lease's
             // deadline (it may be stolen at that very instant).
-            let until_expiry = secs_between(self.objects.now()?, deadline).max(0.0);
+            let until_expiry = self.objects.now()?.secs_until(deadline).max(0.0);
             self.objects.sleep(wait_poll(poll).min(left).min(until_expiry)).await?;
         }
         Ok(None)
@@ -163,17 +163,11 @@ impl Fencepost {
     }
 }
 
-/// Seconds from `a` to `b` (negative when `b` is earlier).
-pub(super) fn secs_between(a: Timestamp, b: Timestamp) -> f64 {
-    b.0.saturating_sub(a.0) as f64 / 1e6
-}
-
 /// The pause before poll `n + 1` of a waiting acquisition: doubling from `WAIT_FIRST_POLL` up to
 /// `WAIT_MAX_POLL`, with "equal jitter" (half fixed, half random) so waiters spread out but none
 /// polls much more often than the schedule says.
 fn wait_poll(n: u32) -> f64 {
-    let d = (WAIT_FIRST_POLL * 2f64.powi(n.saturating_sub(1).min(16) as i32)).min(WAIT_MAX_POLL);
-    d * (0.5 + 0.5 * random_unit())
+    crate::retry::equal_jitter(n, WAIT_FIRST_POLL, WAIT_MAX_POLL)
 }
 
 /// A lease's ttl: seconds, > 0, at most 100 years (a deadline must stay writable).

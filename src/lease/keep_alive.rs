@@ -7,13 +7,11 @@ use std::pin::pin;
 
 use super::Lease;
 use super::LeaseOptions;
-use super::acquire::secs_between;
 use crate::cancel::Cancel;
 use crate::error::{Error, Result};
 use crate::fencepost::{Fencepost, Transition};
 use crate::race::{Either, race};
 use crate::time::Timestamp;
-use crate::token::random_unit;
 
 /// Retries of a failed renewal wait from this (seconds), doubling up to `RETRY_MAX`.
 const RETRY_FIRST: f64 = 0.05;
@@ -46,7 +44,7 @@ impl Lease {
             halt.follow(own);
         }
         // Renewals obey `halt`, so one in flight when it fires is settled, not left unknown.
-        let lease = Lease { objects: self.objects.detached().with_cancel(&halt), period: self.period.clone() };
+        let lease = self.with_cancel(&halt);
         async move { lease.keep_renewing(every, &halt).await }
     }
 
@@ -135,7 +133,7 @@ impl Lease {
     /// without time the lease cannot be kept safely.
     fn secs_until(&self, at: Timestamp) -> Result<f64> {
         match self.objects.now() {
-            Ok(now) => Ok(secs_between(now, at)),
+            Ok(now) => Ok(now.secs_until(at)),
             Err(e) => Err(self.give_up(&format!("the clock failed: {e}"))),
         }
     }
@@ -147,8 +145,7 @@ impl Lease {
 
 /// The pause after the `n`-th failed renewal: doubling, with equal jitter.
 fn retry_pause(n: u32) -> f64 {
-    let d = (RETRY_FIRST * 2f64.powi(n.saturating_sub(1).min(16) as i32)).min(RETRY_MAX);
-    d * (0.5 + 0.5 * random_unit())
+    crate::retry::equal_jitter(n, RETRY_FIRST, RETRY_MAX)
 }
 
 impl Fencepost {

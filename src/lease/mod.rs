@@ -283,9 +283,6 @@ impl Lease {
         &self,
         propose: &mut dyn FnMut(&View) -> crate::LocalBoxFuture<'f, Result<Proposal>>,
     ) -> Result<Value> {
-        if let Some(ended) = self.ended_error() {
-            return Err(ended);
-        }
         match self.try_guarded_write(propose).await {
             Err(lost @ Error::LeaseLost { .. }) => Err(self.end(lost)),
             other => other,
@@ -305,7 +302,7 @@ impl Lease {
             if let Some(ended) = self.ended_error() {
                 return Err(ended);
             }
-            let Some(etag) = view.etag.clone() else {
+            let Some(etag) = view.etag.as_deref() else {
                 self.refresh().await?;
                 continue;
             };
@@ -316,9 +313,10 @@ impl Lease {
                 holder: proposal.keep_holder.then(|| period.holder.clone()),
                 deadline_at: Some(proposal.deadline_at),
                 state: proposal.state,
-                extra: view.extra.clone(),
+                // The view is this attempt's own copy: its unknown fields move into the document.
+                extra: view.extra,
             };
-            match self.objects.replace(&period.key, &doc.encode(), &etag, &view.meta).await? {
+            match self.objects.replace(&period.key, &doc.encode(), etag, &view.meta).await? {
                 Some(written) => {
                     *period.view.borrow_mut() = View {
                         etag: written.etag,

@@ -272,13 +272,14 @@ impl Objects {
         // A hard cap on polls as well, so a clock that does not advance cannot make this loop
         // forever (one GET per poll; t = 0, poll, 2·poll, … timeout).
         let max_polls = (options.timeout / poll).ceil().min(1e6) as u64 + 1;
+        let changed_from = options.changed_from.as_deref().map(normalize_etag);
         for _ in 0..max_polls {
             if let Some(obj) = self.read(key).await? {
-                if options.changed_from.as_deref().map(normalize_etag).as_deref() != Some(obj.etag.as_str()) {
+                if changed_from.as_deref() != Some(obj.etag.as_str()) {
                     return Ok(obj);
                 }
             }
-            let remaining = deadline.0.saturating_sub(self.local_now()?.0) as f64 / 1e6;
+            let remaining = self.local_now()?.secs_until(deadline);
             if remaining <= 0.0 {
                 break;
             }

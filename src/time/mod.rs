@@ -28,6 +28,17 @@ impl Timestamp {
         self.0 as f64 / 1000.0
     }
 
+    /// A JS time (milliseconds, `Date.now()`'s unit), to the nearest microsecond.
+    #[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
+    pub(crate) fn from_millis_f64(millis: f64) -> Timestamp {
+        Timestamp((millis * 1000.0).round() as i64)
+    }
+
+    /// Seconds from `self` to `later` (negative when `later` is earlier).
+    pub(crate) fn secs_until(self, later: Timestamp) -> f64 {
+        later.0.saturating_sub(self.0) as f64 / 1e6
+    }
+
     /// `self + secs`, saturating instead of overflowing on absurd inputs.
     pub fn plus_secs(self, secs: f64) -> Self {
         let delta = (secs * 1_000_000.0).round();

@@ -113,7 +113,7 @@ impl Clock for JsClock {
         let v = self.0.call0(&JsValue::UNDEFINED).map_err(callback)?;
         let millis = v.as_f64().or_else(|| v.dyn_ref::<js_sys::Date>().map(|d| d.get_time()));
         match millis {
-            Some(m) if m.is_finite() => Ok(Timestamp((m * 1000.0).round() as i64)),
+            Some(m) if m.is_finite() => Ok(Timestamp::from_millis_f64(m)),
             _ => Err(Error::invalid("options.now() must return a finite number of milliseconds or a valid Date")),
         }
     }

@@ -188,7 +188,7 @@ pub struct JsManualClock {
 impl JsManualClock {
     #[wasm_bindgen(constructor)]
     pub fn new(start_ms: f64) -> std::result::Result<JsManualClock, JsValue> {
-        let start = Timestamp((start_ms * 1000.0).round() as i64);
+        let start = Timestamp::from_millis_f64(start_ms);
         if !start_ms.is_finite() || !start.is_on_wire() {
             return Err(to_js(Error::invalid("manualClock(start) must be a time in the years 1-9999")));
         }
@@ -203,7 +203,7 @@ impl JsManualClock {
     /// One step towards `until_ms`: fire the earliest timer due by then (true), or arrive (false).
     #[wasm_bindgen(js_name = stepUntil)]
     pub fn step_until(&self, until_ms: f64) -> bool {
-        self.inner.step_until(Timestamp((until_ms * 1000.0).round() as i64))
+        self.inner.step_until(Timestamp::from_millis_f64(until_ms))
     }
 
     /// Store requests on the network right now (the driver lets them settle between steps).
