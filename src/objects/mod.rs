@@ -249,13 +249,13 @@ impl Objects {
     /// Delete `key`; a missing key is a no-op.
     pub async fn delete(&self, key: &str) -> Result<()> {
         self.check_key(key)?;
-        self.retrying(|| self.store.delete(key)).await
+        self.retrying(Abandon::OnCancel, || self.store.delete(key)).await
     }
 
     /// Every key under `prefix`, ascending.
     pub async fn list(&self, prefix: &str) -> Result<Vec<String>> {
         validate_prefix(prefix)?;
-        self.retrying(|| self.store.list(prefix)).await
+        self.retrying(Abandon::OnCancel, || self.store.list(prefix)).await
     }
 
     /// Poll until `key` exists (and, with `changed_from`, has another etag); one GET per poll.
@@ -291,7 +291,7 @@ impl Objects {
     // ---- the paths layer 1 uses (keys already validated) ----
 
     pub(crate) async fn read(&self, key: &str) -> Result<Option<StoredObject>> {
-        self.retrying(|| self.store.get(key)).await
+        self.retrying(Abandon::OnCancel, || self.store.get(key)).await
     }
 
     /// Create `key` only if absent.
@@ -327,15 +327,24 @@ impl Objects {
         }
     }
 
-    /// Run a request that is safe to repeat (get, delete, list) within the retry budget.
-    async fn retrying<T, F, Fut>(&self, mut request: F) -> Result<T>
+    /// Run a request that is safe to repeat (get, delete, list) within the retry budget. Retries
+    /// stop at a cancel either way; `abandon` says whether an attempt in flight is abandoned too.
+    pub(super) async fn retrying<T, F, Fut>(&self, abandon: Abandon, mut request: F) -> Result<T>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = StoreResult<T>>,
     {
         let mut attempt = 1;
         loop {
-            match self.send(request()).await? {
+            let result = match abandon {
+                Abandon::OnCancel => self.send(request()).await?,
+                Abandon::Never => {
+                    let result = request().await;
+                    self.observe_store_clock();
+                    result
+                }
+            };
+            match result {
                 Ok(v) => return Ok(v),
                 Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
                     self.backoff(attempt).await?;
@@ -353,6 +362,14 @@ impl Objects {
         let delay = self.retry.delay(retry, random_unit());
         if delay > 0.0 { self.sleep(delay).await } else { Ok(()) }
     }
+}
+
+/// Whether a cancel abandons a request in flight ([`Objects::retrying`]).
+#[derive(Clone, Copy)]
+pub(super) enum Abandon {
+    OnCancel,
+    /// Always awaited: a read-back, which settles a write in flight.
+    Never,
 }
 
 #[cfg(test)]

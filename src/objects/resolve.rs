@@ -1,9 +1,9 @@
 //! Deciding what happened to a write whose outcome was not seen, from the version read back
 //! (see the module doc of [`crate::objects`]). A pure function of what was read.
 
-use super::Objects;
+use super::{Abandon, Objects};
 use crate::error::{Error, Result};
-use crate::store::{FailureKind, Precondition, StoredObject, WriteMeta};
+use crate::store::{Precondition, StoredObject, WriteMeta};
 
 pub(super) enum Resolution {
     /// Our write landed; its etag when it is still the current version.
@@ -38,23 +38,11 @@ impl Objects {
         }
     }
 
-    /// The read of a resolution. Its first attempt is always made and never abandoned, even when
-    /// the call is cancelled (it is what settles a write in flight, and it is prompt when the store
+    /// The read of a resolution. Its attempts are always made and never abandoned, even when the
+    /// call is cancelled (it is what settles a write in flight, and it is prompt when the store
     /// answers reads); retries stop at a cancel like every other wait.
     async fn read_back(&self, key: &str) -> Result<Option<StoredObject>> {
-        let mut attempt = 1;
-        loop {
-            let result = self.store.get(key).await;
-            self.observe_store_clock();
-            match result {
-                Ok(v) => return Ok(v),
-                Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
-                    self.backoff(attempt).await?;
-                    attempt += 1;
-                }
-                Err(e) => return Err(Error::Storage(e.into_failure())),
-            }
-        }
+        self.retrying(Abandon::Never, || self.store.get(key)).await
     }
 }
 
