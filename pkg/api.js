@@ -16,6 +16,8 @@ const DENO_INSPECT = Symbol.for("Deno.customInspect");
 const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose");
 /** Package-private access to a handle's core object (not exported by the package's entries). */
 export const CORE = Symbol("fencepost.core");
+/** Package-private brand of `fencepost/testing`'s manual clocks (other handles have a CORE too). */
+export const MANUAL_CLOCK = Symbol("fencepost.manualClock");
 
 // ------------------------------------------------------------------------------------ plumbing
 
@@ -202,7 +204,7 @@ export class Fencepost {
   constructor(/** @type {any} */ store, /** @type {any} */ settings) {
     const o = options(settings, FENCEPOST_OPTIONS, "Fencepost options");
     const r = options(o.retry, RETRY_OPTIONS, "Fencepost options.retry");
-    const manual = o.clock != null && typeof o.clock === "object" && typeof o.clock[CORE] === "function" ? o.clock : null;
+    const manual = o.clock != null && typeof o.clock === "object" && o.clock[MANUAL_CLOCK] === true ? o.clock : null;
     if (o.clock != null && o.clock !== "local" && o.clock !== "store" && !manual) {
       throw new InvalidArgument('Fencepost options.clock must be "local", "store" or a manualClock() from fencepost/testing');
     }
@@ -588,7 +590,6 @@ export class Objects {
   async put(/** @type {string} */ key, /** @type {any} */ data, /** @type {any} */ opts) {
     string(key, "key");
     const o = options(opts, PUT_OPTIONS, "put options");
-    if (o.ifAbsent && o.ifMatch != null) throw new InvalidArgument("ifAbsent and ifMatch cannot be combined");
     const bytes = toBytes(data);
     const written = await run(() => this.#core.get().put(key, bytes, o.ifAbsent === true, o.ifMatch ?? undefined,
       o.signal ?? undefined));
@@ -623,9 +624,11 @@ function stored(/** @type {[Uint8Array, string] | null} */ o) {
   return o && { data: o[0], etag: o[1] };
 }
 
+const UTF8 = new TextEncoder();
+
 /** Object data: a Uint8Array, an ArrayBuffer (or a view of one), or a string (stored as UTF-8). */
 function toBytes(/** @type {unknown} */ data) {
-  if (typeof data === "string") return new TextEncoder().encode(string(data, "data"));
+  if (typeof data === "string") return UTF8.encode(string(data, "data"));
   if (data instanceof Uint8Array) return data;
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
   if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);

@@ -83,11 +83,16 @@ export function fromJson(/** @type {string | null | undefined} */ text) {
 
 /**
  * A caller's callback as the core calls it: JSON text in, the callback (sync or async) called on
- * the value, its result as JSON text out. Whatever the callback throws reaches the caller unchanged.
- * @param {Function} fn @param {string} what @returns {(text: string) => Promise<string>}
+ * the value, its result as JSON text out — at once for a sync callback (the core then needs no
+ * Promise round trip), as a Promise when it returns a thenable. Whatever the callback throws
+ * reaches the caller unchanged.
+ * @param {Function} fn @param {string} what @returns {(text: string) => string | Promise<string>}
  */
 export function jsonCallback(fn, what) {
-  return async (text) => toJson(await fn(JSON.parse(text)), what);
+  return (text) => {
+    const out = fn(JSON.parse(text));
+    return typeof out?.then === "function" ? Promise.resolve(out).then((v) => toJson(v, what)) : toJson(out, what);
+  };
 }
 
 function badValue(/** @type {string} */ path, /** @type {string} */ message, /** @type {unknown} */ cause) {

@@ -10,8 +10,8 @@
 //   await clock.advance(31);   // expires 30-s leases, runs keep-alive and backoff, instantly
 
 import { core, initWasm, isReady } from "./runtime.js";
-import { CORE, Store, toStore } from "./api.js";
-import { InvalidArgument } from "./errors.js";
+import { CORE, MANUAL_CLOCK, Store, toStore } from "./api.js";
+import { fromFailure, InvalidArgument } from "./errors.js";
 import { options } from "./options.js";
 
 const INJECT_OPTIONS = { op: "string", key: "string", times: "number" };
@@ -80,13 +80,18 @@ export class ManualClock {
     try {
       this.#core = new core.ManualClock(startMs);
     } catch (e) {
-      throw new InvalidArgument(`manualClock(start): ${/** @type {any} */ (e)?.message ?? e}`);
+      throw fromFailure(e); // the core's message names manualClock(start) itself
     }
   }
 
   /** @internal */
   [CORE]() {
     return this.#core;
+  }
+
+  /** @internal */
+  get [MANUAL_CLOCK]() {
+    return true;
   }
 
   /** Milliseconds since the epoch, as `Date.now()`. */

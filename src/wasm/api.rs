@@ -15,7 +15,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::convert::{js_json, text};
-use super::errors::{callback, to_js};
+use super::errors::to_js;
 use super::signal::{AbortSignal, Linked};
 use super::stores::{JsManualClock, Store};
 use crate::SystemClock;
@@ -87,15 +87,21 @@ fn array(items: impl IntoIterator<Item = JsValue>) -> JsValue {
 }
 
 /// A JS callback as a core transition. The JS layer wraps the caller's function so that it takes
-/// and returns JSON text (`jsonCallback` in `pkg/json.js`), sync or async; the engine's own
-/// `Promise.resolve` adopts what it returns. Whatever the callback throws reaches the caller
-/// unchanged.
+/// and returns JSON text (`jsonCallback` in `pkg/json.js`): the text itself for a sync callback,
+/// a Promise of it for an async one (only that is awaited). Whatever the callback throws reaches
+/// the caller unchanged.
 fn js_transition(f: Function, what: &'static str) -> Box<Transition<'static>> {
     Box::new(move |value: Value| {
         let returned = f.call1(&JsValue::UNDEFINED, &text(&value).into());
         Box::pin(async move {
-            let out = crate::platform::settled(&returned.map_err(callback)?).await.map_err(callback)?;
-            js_json(&out.as_string().unwrap_or_default(), what)
+            let returned = returned.map_err(Error::callback)?;
+            let out = match returned.as_string() {
+                Some(json) => json,
+                None => {
+                    crate::platform::settled(&returned).await.map_err(Error::callback)?.as_string().unwrap_or_default()
+                }
+            };
+            js_json(&out, what)
         })
     })
 }
@@ -110,7 +116,7 @@ struct JsClock(Function);
 
 impl Clock for JsClock {
     fn now(&self) -> Result<Timestamp> {
-        let v = self.0.call0(&JsValue::UNDEFINED).map_err(callback)?;
+        let v = self.0.call0(&JsValue::UNDEFINED).map_err(Error::callback)?;
         let millis = v.as_f64().or_else(|| v.dyn_ref::<js_sys::Date>().map(|d| d.get_time()));
         match millis {
             Some(m) if m.is_finite() => Ok(Timestamp::from_millis_f64(m)),
@@ -201,7 +207,13 @@ impl JsFencepost {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move {
-                let opts = LeaseOptions { ttl, holder, steal_if_expired: steal_if_expired.unwrap_or(true), wait };
+                let defaults = LeaseOptions::new(ttl);
+                let opts = LeaseOptions {
+                    holder,
+                    steal_if_expired: steal_if_expired.unwrap_or(defaults.steal_if_expired),
+                    wait,
+                    ..defaults
+                };
                 let mut state_fn = state_fn.map(|f| js_transition(f, "stateFn's result"));
                 Ok(lease_or_null(db.lease(&key, opts, state_fn.as_deref_mut()).await?))
             }
@@ -326,10 +338,9 @@ impl JsLease {
     #[wasm_bindgen(js_name = keepAlive)]
     pub fn keep_alive(&self, every: Option<f64>, stop: AbortSignal) -> std::result::Result<JsValue, JsValue> {
         self.inner.keep_alive_interval(every).map_err(to_js)?;
-        let link = Linked::new(Some(stop));
-        let stop = link.as_ref().map_or_else(Cancel::new, |l| l.cancel.clone());
-        let renewing = self.inner.keep_alive(every, &stop);
-        Ok(settle(link, Box::pin(async move { renewing.await.map(|_| JsValue::UNDEFINED) })))
+        let link = Linked::follow(stop);
+        let renewing = self.inner.keep_alive(every, &link.cancel);
+        Ok(settle(Some(link), Box::pin(async move { renewing.await.map(|_| JsValue::UNDEFINED) })))
     }
 }
 

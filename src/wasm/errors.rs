@@ -57,8 +57,3 @@ pub fn to_js(e: Error) -> JsValue {
     }
     record.into()
 }
-
-/// Wrap a JS-side failure (a thrown callback) so it travels through the core unchanged.
-pub fn callback(e: JsValue) -> Error {
-    Error::callback(e)
-}

@@ -18,16 +18,20 @@ pub struct Linked {
 impl Linked {
     /// `None` when there is no signal: the call then runs without a cancel (and costs nothing).
     pub fn new(signal: Option<AbortSignal>) -> Option<Linked> {
-        let signal = signal?;
+        signal.map(Linked::follow)
+    }
+
+    /// A cancel that follows `signal`.
+    pub fn follow(signal: AbortSignal) -> Linked {
         let cancel = Cancel::new();
         if signal.aborted() {
             cancel.cancel_with(Error::callback(signal.reason()));
-            return Some(Linked { cancel, listening: None });
+            return Linked { cancel, listening: None };
         }
         let (c, s) = (cancel.clone(), signal.clone().unchecked_into::<AbortSignal>());
         let on_abort = Closure::<dyn FnMut()>::new(move || c.cancel_with(Error::callback(s.reason())));
         signal.add_event_listener("abort", on_abort.as_ref().unchecked_ref());
-        Some(Linked { cancel, listening: Some((signal, on_abort)) })
+        Linked { cancel, listening: Some((signal, on_abort)) }
     }
 }
 

@@ -138,12 +138,14 @@ pub fn s3_store(
 ) -> std::result::Result<Store, JsValue> {
     let build = || -> Result<Store> {
         let addressing = if path_style { Addressing::Path } else { Addressing::VirtualHosted };
-        let config = S3Config::builder(endpoint, bucket, region, access_key_id, secret_access_key)
+        let mut config = S3Config::builder(endpoint, bucket, region, access_key_id, secret_access_key)
             .session_token(session_token)
             .prefix(&prefix.unwrap_or_default())
-            .addressing(addressing)
-            .timeout(timeout.unwrap_or(crate::store::s3::DEFAULT_TIMEOUT))
-            .build()?;
+            .addressing(addressing);
+        if let Some(timeout) = timeout {
+            config = config.timeout(timeout);
+        }
+        let config = config.build()?;
         Ok(Store::new(Rc::new(S3Store::new(config, Rc::new(FetchTransport::new()), Rc::new(SystemClock)))))
     };
     build().map_err(to_js)
