@@ -27,6 +27,8 @@ import { aws4fetchCoord } from "./aws4fetch-impl.mjs";
 import { InstantS3, prebuild, replay } from "./instant-s3.mjs";
 import { mapCoord } from "./map-baseline.mjs";
 import { INSTANT_S3_SETTINGS, SCENARIOS } from "./scenarios.mjs";
+import { serverSettings } from "../scripts/servers/settings.mjs";
+import { s3Options } from "../tests/js/stores.js";
 
 const env = process.env;
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -329,15 +331,11 @@ if (SECTIONS.has("s3")) {
 // ------------------------------------------------------------------------------- 5. SeaweedFS ops/s
 
 if (SECTIONS.has("seaweed")) {
-  if (!env.FENCEPOST_SEAWEED_ENDPOINT) {
+  const base = s3Options(serverSettings(), "seaweed");
+  if (!base) {
     console.log("\n5. SeaweedFS ops/s: skipped (FENCEPOST_SEAWEED_* not set: scripts/servers/start.sh, then `set -a; . .run/servers.env; set +a`)");
   } else {
     const run = `bench-${Date.now().toString(36)}`;
-    const base = {
-      endpoint: /** @type {string} */ (env.FENCEPOST_SEAWEED_ENDPOINT), bucket: /** @type {string} */ (env.FENCEPOST_SEAWEED_BUCKET),
-      region: env.FENCEPOST_SEAWEED_REGION ?? "us-east-1",
-      accessKeyId: /** @type {string} */ (env.FENCEPOST_SEAWEED_ACCESS_KEY), secretAccessKey: /** @type {string} */ (env.FENCEPOST_SEAWEED_SECRET_KEY),
-    };
     const libs = /** @type {[string, (prefix: string) => any][]} */ ([
       ["fencepost", (prefix) => new lib.Fencepost(lib.s3Store({ ...base, prefix }))],
       ["aws4fetch", (prefix) => aws4fetchCoord({ ...base, prefix })],

@@ -71,22 +71,3 @@ export function serverSettings({ env = environment(), file = SERVERS_ENV } = {})
   }
   return out;
 }
-
-/** Lower-case names of the servers present in `settings` ("seaweed", "moto"). */
-export function configuredServers(settings = serverSettings()) {
-  return SERVERS.filter((n) => settings[`FENCEPOST_${n}_ENDPOINT`]).map((n) => n.toLowerCase());
-}
-
-/** `s3Store` options for server `name` ("seaweed" | "moto"), or null when it is not configured. */
-export function s3Options(settings, name) {
-  const n = name.toUpperCase();
-  const endpoint = settings[`FENCEPOST_${n}_ENDPOINT`];
-  if (!endpoint) return null;
-  return {
-    endpoint,
-    bucket: settings[`FENCEPOST_${n}_BUCKET`],
-    region: settings[`FENCEPOST_${n}_REGION`] ?? "us-east-1",
-    accessKeyId: settings[`FENCEPOST_${n}_ACCESS_KEY`],
-    secretAccessKey: settings[`FENCEPOST_${n}_SECRET_KEY`],
-  };
-}

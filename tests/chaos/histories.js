@@ -204,7 +204,6 @@ export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2,
   const definiteLog = new Map(); // id -> {key, code}: updateState / cooperativeWrite failed saying nothing was written
   const budget = new Map(); // worker -> calls left
   const stats = { acquired: 0, held: 0, released: 0, abandoned: 0, lost: 0, stalls: 0, keepAlive: 0, withLease: 0 };
-  const keepAliveAvailable = { v: false };
   const perWorker = Math.max(4, Math.round((calls * 1.2) / (keys * workers)));
   const running = new Map(); // key -> workers still running
 
@@ -255,10 +254,9 @@ export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2,
       i++;
       budget.set(w, budget.get(w) - 1);
       const db = rng.pick(dbs);
-      const v2 = typeof db.withLease === "function"; // v0.2: withLease, lease({wait}), keepAlive
-      const wait = v2 && rng.chance(0.4) ? rng.range(0.2, 1.5) : undefined;
+      const wait = rng.chance(0.4) ? rng.range(0.2, 1.5) : undefined;
       const opts = { ttl, stateFn, ...(wait !== undefined ? { wait } : {}) };
-      if (v2 && rng.chance(0.3)) {
+      if (rng.chance(0.3)) {
         // withLease: acquire, keep alive, release when fn settles
         let ran = false;
         const r = await ledger.call("withLease", () =>
@@ -288,14 +286,11 @@ export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2,
       }
       const lease = got.value;
       let stop = null;
-      if (typeof lease.keepAlive === "function") {
-        keepAliveAvailable.v = true;
-        if (rng.chance(0.6)) {
-          const ka = await ledger.call("keepAlive", () => lease.keepAlive({ every: ttl / 3 }));
-          if (ka.ok) {
-            stats.keepAlive++;
-            stop = typeof ka.value === "function" ? ka.value : typeof ka.value?.stop === "function" ? () => ka.value.stop() : null;
-          }
+      if (rng.chance(0.6)) {
+        const ka = await ledger.call("keepAlive", () => lease.keepAlive({ every: ttl / 3 }));
+        if (ka.ok) {
+          stats.keepAlive++;
+          stop = () => ka.value.stop();
         }
       }
       const end = await hold(lease, key, w, i, rng, false);
@@ -399,6 +394,5 @@ export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2,
     ackedWrites: ackedLog.size,
     ackedCoop: ackedCoop.size,
     definiteWrites: definiteLog.size,
-    keepAliveAvailable: keepAliveAvailable.v,
   };
 }

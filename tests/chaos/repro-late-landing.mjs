@@ -9,16 +9,15 @@
 //
 // The proxy holds the chosen PUT and forwards it 0.3 s after the client's 2 s timeout ("hung:late").
 import * as lib from "fencepost";
+import { serverSettings } from "../../scripts/servers/settings.mjs";
+import { s3Options } from "../js/stores.js";
 import { startFaultProxy } from "./proxy.js";
 
-const env = process.env;
+const env = serverSettings();
 const TIMEOUT = 2;
 const proxy = await startFaultProxy({ upstream: env.FENCEPOST_SEAWEED_ENDPOINT, seed: 1, timeout: TIMEOUT });
 const prefix = `repro-late-${Date.now().toString(36)}`;
-const store = (endpoint, extra = {}) => lib.s3Store({
-  endpoint, bucket: env.FENCEPOST_SEAWEED_BUCKET, region: env.FENCEPOST_SEAWEED_REGION,
-  accessKeyId: env.FENCEPOST_SEAWEED_ACCESS_KEY, secretAccessKey: env.FENCEPOST_SEAWEED_SECRET_KEY, prefix, ...extra,
-});
+const store = (endpoint, extra = {}) => lib.s3Store({ ...s3Options(env, "seaweed"), endpoint, prefix, ...extra });
 const db = new lib.Fencepost(store(proxy.url, { timeout: TIMEOUT }), { retry: { maxAttempts: 3, baseDelay: 0.02, maxDelay: 0.05 } });
 const direct = new lib.Fencepost(store(env.FENCEPOST_SEAWEED_ENDPOINT));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

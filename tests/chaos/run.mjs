@@ -11,10 +11,13 @@
 // test per seed × invariant family; last line "N passed, M failed".
 
 import * as lib from "fencepost";
+import { serverSettings } from "../../scripts/servers/settings.mjs";
+import { s3Options } from "../js/stores.js";
 import { startFaultProxy } from "./proxy.js";
 import { Ledger, claimHistory, counterHistory, leaseHistory } from "./histories.js";
 
 const env = process.env;
+const servers = serverSettings();
 const seeds = (env.CHAOS_SEEDS ?? "1,2,3").split(",").map((s) => s.trim()).filter(Boolean).map(Number);
 const CALLS = Number(env.CHAOS_CALLS ?? 120);
 const SCALE = Number(env.CHAOS_FAULTS ?? 1);
@@ -36,58 +39,28 @@ const report = (ok, name, lines = []) => {
 };
 const fmt = (o) => Object.entries(o).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
 
-if (!env.FENCEPOST_SEAWEED_ENDPOINT) {
+if (!servers.FENCEPOST_SEAWEED_ENDPOINT) {
   console.log("# FENCEPOST_SEAWEED_ENDPOINT is not set: run scripts/servers/start.sh and load .run/servers.env");
   console.log("0 passed, 1 failed");
   process.exit(1);
 }
 
 const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-const storeAt = (endpoint, prefix, extra = {}) => lib.s3Store({
-  endpoint, bucket: env.FENCEPOST_SEAWEED_BUCKET, region: env.FENCEPOST_SEAWEED_REGION,
-  accessKeyId: env.FENCEPOST_SEAWEED_ACCESS_KEY, secretAccessKey: env.FENCEPOST_SEAWEED_SECRET_KEY, prefix, ...extra,
-});
-
-// Does this build take `timeout` (seconds per attempt) and does it cut a request with no answer?
-// Until it does, the hung-response fault stays off (nothing would end such a request).
-async function probeTimeout() {
-  try {
-    storeAt(env.FENCEPOST_SEAWEED_ENDPOINT, "probe", { timeout: 1 });
-  } catch (e) {
-    if (e instanceof lib.InvalidArgument) return { accepted: false, enforced: false };
-    throw e;
-  }
-  const proxy = await startFaultProxy({ upstream: env.FENCEPOST_SEAWEED_ENDPOINT, seed: 0, timeout: 1, hungMax: 4 });
-  try {
-    const db = new lib.Fencepost(storeAt(proxy.url, `chaos-${runId}/probe`, { timeout: 1 }), { retry: { maxAttempts: 1 } });
-    proxy.forceNext("hung");
-    const t0 = Date.now();
-    await db.doc("probe").get().catch(() => {});
-    const took = (Date.now() - t0) / 1000;
-    return { accepted: true, enforced: proxy.stats.hungNotCut === 0 && took < 3, took };
-  } finally {
-    await proxy.close();
-  }
-}
+const storeAt = (endpoint, prefix, extra = {}) => lib.s3Store({ ...s3Options(servers, "seaweed"), endpoint, prefix, ...extra });
 
 const t00 = Date.now();
-const probe = await probeTimeout();
-const timeout = probe.enforced ? TIMEOUT : null;
+const timeout = TIMEOUT;
 console.log(`# chaos: seeds ${seeds.join(",")}, ${CALLS} calls per history, fault scale ${SCALE}, retry ${JSON.stringify(RETRY)}`);
-console.log(probe.enforced
-  ? `# s3Store timeout enforced (probe cut after ${probe.took.toFixed(2)} s): timeout ${TIMEOUT} s per attempt, hung-response fault on`
-  : `# s3Store timeout ${probe.accepted ? "accepted but not enforced" : "not accepted"} by this build: hung-response fault off`);
+console.log(`# s3Store timeout ${TIMEOUT} s per attempt: hung requests must be cut by it`);
 
 for (const seed of seeds) {
   const t0 = Date.now();
   const rates = Object.fromEntries(Object.entries(RATES).map(([k, p]) => [k, p * SCALE]));
-  const proxy = await startFaultProxy({ upstream: env.FENCEPOST_SEAWEED_ENDPOINT, seed, rates, timeout, hungMax: (timeout ?? 2) + 4 });
+  const proxy = await startFaultProxy({ upstream: servers.FENCEPOST_SEAWEED_ENDPOINT, seed, rates, timeout, hungMax: timeout + 4 });
   const prefix = `chaos-${runId}/seed-${seed}`;
-  const extra = timeout ? { timeout } : {};
-  const dbs = Array.from({ length: INSTANCES }, () => new lib.Fencepost(storeAt(proxy.url, prefix, extra), { retry: RETRY }));
-  const direct = new lib.Fencepost(storeAt(env.FENCEPOST_SEAWEED_ENDPOINT, prefix));
-  const families = ["claims", "counter", "lease-epochs", "lease-fencing", "lease-writes", "errors"];
-  if (timeout) families.push("timeouts");
+  const dbs = Array.from({ length: INSTANCES }, () => new lib.Fencepost(storeAt(proxy.url, prefix, { timeout }), { retry: RETRY }));
+  const direct = new lib.Fencepost(storeAt(servers.FENCEPOST_SEAWEED_ENDPOINT, prefix));
+  const families = ["claims", "counter", "lease-epochs", "lease-fencing", "lease-writes", "errors", "timeouts"];
   const ledger = new Ledger(families);
   const ctx = { seed, dbs, direct, ledger, calls: CALLS, abortRate: ABORTS };
   let summary = {};
@@ -103,12 +76,10 @@ for (const seed of seeds) {
     crash = e;
   }
   await proxy.close();
-  if (timeout) {
-    const slack = timeout + 1.5;
-    const late = proxy.stats.hungCut.filter((s) => s > slack);
-    if (proxy.stats.hungNotCut) ledger.violate("timeouts", `${proxy.stats.hungNotCut} hung requests were never cut by the client's ${timeout} s timeout`);
-    if (late.length) ledger.violate("timeouts", `${late.length} hung requests cut only after ${late.map((s) => s.toFixed(1)).join(", ")} s (timeout ${timeout} s)`);
-  }
+  const slack = timeout + 1.5;
+  const late = proxy.stats.hungCut.filter((s) => s > slack);
+  if (proxy.stats.hungNotCut) ledger.violate("timeouts", `${proxy.stats.hungNotCut} hung requests were never cut by the client's ${timeout} s timeout`);
+  if (late.length) ledger.violate("timeouts", `${late.length} hung requests cut only after ${late.map((s) => s.toFixed(1)).join(", ")} s (timeout ${timeout} s)`);
   const totalCalls = Object.values(ledger.calls).reduce((a, b) => a + b, 0);
   const { counts, stats } = proxy;
   const faults = Object.fromEntries(Object.entries(counts).filter(([k]) => k !== "pass"));
@@ -123,14 +94,12 @@ for (const seed of seeds) {
     console.log(`#   leases: ${l.acquired} acquisitions, ${l.held} found held, ${l.released} released, ${l.abandoned} abandoned, ` +
       `${l.lost} lost, ${l.stalls} stalls, ${l.withLease} in withLease, ${l.ackedWrites} acked updateState (${l.definiteWrites} writes failed definitely), ` +
       `${l.ackedCoop} acked cooperativeWrite, ` +
-      `keepAlive ${l.keepAliveAvailable ? `used ${l.keepAlive}×` : "not in this build"}`);
+      `keepAlive used ${l.keepAlive}×`);
     const a = ledger.aborts;
     console.log(`#   aborts fired: ${a.fired} (settled within ${Math.max(0, ...a.settleAfter).toFixed(2)} s; ${a.ambiguous} AmbiguousWriteError)`);
-    if (timeout) {
-      const cut = stats.hungCut;
-      console.log(`#   hung requests: ${cut.length} cut by the client` + (cut.length ? ` after ${Math.min(...cut).toFixed(1)}–${Math.max(...cut).toFixed(1)} s` : "") +
-        `, ${stats.hungNotCut} not cut`);
-    }
+    const cut = stats.hungCut;
+    console.log(`#   hung requests: ${cut.length} cut by the client` + (cut.length ? ` after ${Math.min(...cut).toFixed(1)}–${Math.max(...cut).toFixed(1)} s` : "") +
+      `, ${stats.hungNotCut} not cut`);
   }
   if (crash) report(false, `seed ${seed} / harness`, [`crashed: ${crash?.stack ?? crash}`]);
   for (const f of families) {

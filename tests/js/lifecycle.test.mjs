@@ -6,7 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import * as lib from "fencepost";
-import { freshPrefix } from "./stores.js";
+import { freshPrefix, s3Options } from "./stores.js";
 import { serverSettings } from "../../scripts/servers/settings.mjs";
 
 const env = serverSettings();
@@ -61,15 +61,7 @@ after(async () => {
 });
 
 function store({ direct = false, timeout = 0.5, prefix } = {}) {
-  return lib.s3Store({
-    endpoint: direct ? upstream : proxyUrl,
-    bucket: env.FENCEPOST_SEAWEED_BUCKET,
-    region: env.FENCEPOST_SEAWEED_REGION,
-    accessKeyId: env.FENCEPOST_SEAWEED_ACCESS_KEY,
-    secretAccessKey: env.FENCEPOST_SEAWEED_SECRET_KEY,
-    prefix,
-    timeout,
-  });
+  return lib.s3Store({ ...s3Options(env, "seaweed"), endpoint: direct ? upstream : proxyUrl, prefix, timeout });
 }
 const retry = { maxAttempts: 3, baseDelay: 0.02, maxDelay: 0.1 };
 const skip = !upstream && "needs FENCEPOST_SEAWEED_* (scripts/test.sh starts SeaweedFS)";

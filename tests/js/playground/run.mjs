@@ -14,11 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, PAGE, startServer, stopServer } from "../../../js/playground/serve.mjs";
 import { checkInvariants } from "../../../js/playground/invariants.js";
+import { CHROMIUM, FLAGS } from "../browser/run.mjs";
 
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-// What headless Chromium needs on a CI machine: running as root (no sandbox), no GPU, a small /dev/shm, no background networking.
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 const TIMEOUT_MS = 120_000; // per configuration; one takes a few seconds
 
 const CONFIGS = [
