@@ -1,7 +1,7 @@
 // fencepost benchmarks, one run (`npm run bench`): sizes, import time, CPU per operation on the memory
 // store and on an instant in-process S3 (each next to a plain-JS baseline), and ops/s against
-// SeaweedFS when FENCEPOST_SEAWEED_* is set (scripts/servers/start.sh; `set -a; . .run/servers.env;
-// set +a`). Figures are printed with their targets and written as JSON to .run/bench.json (BENCH_OUT)
+// SeaweedFS when one is configured (FENCEPOST_SEAWEED_*, or .run/servers.env written by
+// scripts/servers/start.sh). Figures are printed with their targets and written as JSON to .run/bench.json (BENCH_OUT)
 // for before/after tables (`node benches/compare.mjs before.json after.json`).
 //
 // Measures the installed package (node_modules/fencepost: `npm run build` first), i.e. what users get.
@@ -333,7 +333,7 @@ if (SECTIONS.has("s3")) {
 if (SECTIONS.has("seaweed")) {
   const base = s3Options(serverSettings(), "seaweed");
   if (!base) {
-    console.log("\n5. SeaweedFS ops/s: skipped (FENCEPOST_SEAWEED_* not set: scripts/servers/start.sh, then `set -a; . .run/servers.env; set +a`)");
+    console.log("\n5. SeaweedFS ops/s: skipped (no SeaweedFS configured: run scripts/servers/start.sh first)");
   } else {
     const run = `bench-${Date.now().toString(36)}`;
     const libs = /** @type {[string, (prefix: string) => any][]} */ ([

@@ -40,7 +40,7 @@ const report = (ok, name, lines = []) => {
 const fmt = (o) => Object.entries(o).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
 
 if (!servers.FENCEPOST_SEAWEED_ENDPOINT) {
-  console.log("# FENCEPOST_SEAWEED_ENDPOINT is not set: run scripts/servers/start.sh and load .run/servers.env");
+  console.log("# no SeaweedFS configured (FENCEPOST_SEAWEED_* or .run/servers.env): run scripts/servers/start.sh");
   console.log("0 passed, 1 failed");
   process.exit(1);
 }
