@@ -177,7 +177,7 @@ async fn selftest() -> Result<(), Failure> {
     };
     let (outcome, cancelled) = tokio::join!(run_job, cancel_it);
     check(cancelled?.is_some_and(|s| s["cancel"] == json!(true)), "the service's cooperative write landed");
-    check(matches!(outcome, Ok(Some(Ok("cancelled")))), &format!("the Worker's job honoured the cancel ({outcome:?})"));
+    check(matches!(outcome, Ok(Some("cancelled"))), &format!("the Worker's job honoured the cancel ({outcome:?})"));
     let st = status(&service, job).await?.unwrap_or_default();
     let step = st["state"]["step"].as_i64().unwrap_or(0);
     check(st["held"] == json!(false) && st["state"]["status"] == json!("cancelled"), "released with status cancelled");

@@ -2,10 +2,10 @@
 
 use serde_json::Value;
 
-use crate::error::{Error, Result};
-use crate::fencepost::{Fencepost, Transition};
-use crate::json::{self, checked};
+use crate::base::error::{Error, Result};
+use crate::codec::json::{self, checked};
 use crate::objects::Objects;
+use crate::objects::transition::Transition;
 
 /// See [`Doc::DEFAULT_MAX_ATTEMPTS`].
 pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 10;
@@ -24,36 +24,13 @@ pub struct Doc {
     key: String,
 }
 
-impl Fencepost {
-    /// A handle on the JSON document at `key` (no request; the key is checked here).
-    ///
-    /// ```
-    /// use std::rc::Rc;
-    /// use fencepost::store::MemoryStore;
-    /// use fencepost::{Doc, Fencepost, Options, transition};
-    /// use serde_json::json;
-    ///
-    /// # futures::executor::block_on(async {
-    /// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
-    /// let counter = db.doc("stats/visits")?;
-    /// assert!(counter.get().await?.is_none());
-    /// // Read, apply, compare-and-swap; start from `create` when absent; retry on conflict.
-    /// let mut incr = transition(|v| Ok(json!(v.as_i64().unwrap_or(0) + 1)));
-    /// counter.update(&mut *incr, Some(json!(0)), Doc::DEFAULT_MAX_ATTEMPTS).await?;
-    /// let written = counter.update(&mut *incr, Some(json!(0)), Doc::DEFAULT_MAX_ATTEMPTS).await?;
-    /// assert_eq!(written, json!(2));
-    /// assert_eq!(counter.get().await?.map(|d| d.value), Some(json!(2)));
-    /// counter.delete().await?;
-    /// # Ok::<(), fencepost::Error>(())
-    /// # }).unwrap();
-    /// ```
-    pub fn doc(&self, key: &str) -> Result<Doc> {
-        self.objects.check_key(key)?;
-        Ok(Doc { objects: self.objects.clone(), key: key.to_owned() })
-    }
-}
-
 impl Doc {
+    /// A handle on `key` (checked here; no request): see `Fencepost::doc`.
+    pub(crate) fn new(objects: &Objects, key: &str) -> Result<Doc> {
+        objects.check_key(key)?;
+        Ok(Doc { objects: objects.clone(), key: key.to_owned() })
+    }
+
     /// The attempts [`Doc::update`] is usually given (what the JS API defaults to).
     pub const DEFAULT_MAX_ATTEMPTS: u32 = DEFAULT_MAX_ATTEMPTS;
 
@@ -62,7 +39,7 @@ impl Doc {
     }
 
     /// The same document, for calls that obey `cancel` (see [`Objects`]' "Cancellation").
-    pub fn with_cancel(&self, cancel: &crate::Cancel) -> Doc {
+    pub fn with_cancel(&self, cancel: &crate::base::cancel::Cancel) -> Doc {
         Doc { objects: self.objects.with_cancel(cancel), key: self.key.clone() }
     }
 

@@ -71,46 +71,53 @@
 #![allow(async_fn_in_trait)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod cancel;
+// The house rule: each module imports only from the layers below it (checked by the lint stage,
+// scripts/lint-layers.mjs), and nothing imports from this file, which only declares and
+// re-exports. From the bottom:
+//
+//   base        errors, numbers as text, futures, the cancel seam
+//   time        timestamps and the `Clock` seam (pure: it never reads the host)
+//   host        the host's clock and timers, randomness, float parsing, JS host calls (wasm)
+//   codec       canonical JSON, tokens, hex/base64, key rules
+//   store       the `ObjectStore` trait, its decorators (prefix, counting, fault) and backends
+//               (memory, s3, r2), which never import each other
+//   objects     the layer-0 API (`Objects`), the one retry loop, ambiguous-write resolution
+//   claim, lease, doc      the primitives
+//   client      `Fencepost`: the whole API, each method a short delegation
+//   testing, wasm          the test toolkit and the npm package's JS binding
+
+mod base;
 mod claim;
+mod client;
+mod codec;
 mod doc;
-mod error;
-mod fencepost;
-#[cfg(target_arch = "wasm32")]
-mod js;
-mod json;
-mod keys;
+mod host;
 mod lease;
 mod objects;
-mod platform;
-mod race;
-mod retry;
 pub mod store;
 pub mod testing;
 mod time;
-mod token;
 
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 mod wasm;
 
-pub use cancel::{Cancel, Cancelled};
+pub use base::cancel::{Cancel, Cancelled};
+pub use base::error::{Error, Result, StorageFailure};
+pub use base::future::LocalBoxFuture;
 pub use claim::Claim;
+pub use client::{Fencepost, Options};
 pub use doc::{Doc, DocValue};
-pub use error::{Error, Result, StorageFailure};
-pub use fencepost::{Fencepost, Options, Transition, transition};
+pub use host::clock::SystemClock;
 pub use lease::{Lease, LeaseOptions};
+pub use objects::retry::RetryPolicy;
+pub use objects::transition::{Transition, transition};
 pub use objects::{Objects, WaitOptions, Written};
-pub use platform::SystemClock;
-pub use retry::RetryPolicy;
 pub use time::{Clock, ClockSource, Timestamp};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
-
-/// A boxed future that need not be `Send`: wasm hosts and Workers are single-threaded.
-pub type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
 
 /// Shared by the unit tests.
 #[cfg(test)]

@@ -4,11 +4,12 @@
 use serde_json::{Map, Value};
 
 use super::{Lease, LeaseDoc, LeaseOptions, MAX_EPOCH};
-use crate::error::{Error, Result};
-use crate::fencepost::{Fencepost, Transition};
-use crate::json::checked;
+use crate::base::error::{Error, Result};
+use crate::codec::json::checked;
+use crate::codec::token::random_token;
+use crate::objects::Objects;
+use crate::objects::transition::Transition;
 use crate::time::Timestamp;
-use crate::token::random_token;
 
 /// Rounds of "lost the race, read again" before acquisition reports a conflict.
 const ACQUIRE_ATTEMPTS: u32 = 8;
@@ -28,146 +29,144 @@ enum Attempt {
     Refused,
 }
 
-impl Fencepost {
-    /// Acquire `key`, or `None` when it is held by someone else (or expired and
-    /// `steal_if_expired` is false). With `wait`, a held lease is tried again until it is acquired
-    /// or `wait` seconds have passed; the call's cancel ([`Fencepost::with_cancel`]) stops that.
-    /// Requests: 2 to acquire, 1 per attempt while held.
-    pub async fn lease(
-        &self,
-        key: &str,
-        options: LeaseOptions,
-        mut state_fn: Option<&mut Transition<'_>>,
-    ) -> Result<Option<Lease>> {
-        self.objects.check_key(key)?;
-        validate_ttl(options.ttl)?;
-        if let Some(wait) = options.wait {
-            if !wait.is_finite() || wait < 0.0 {
-                return Err(Error::invalid(format!(
-                    "wait must be a finite number of seconds >= 0, got {}",
-                    crate::json::number_text(wait)
-                )));
-            }
+/// Acquire `key`, or `None` when it is held by someone else (or expired and
+/// `steal_if_expired` is false). With `wait`, a held lease is tried again until it is acquired
+/// or `wait` seconds have passed; the call's cancel ([`Fencepost::with_cancel`]) stops that.
+/// Requests: 2 to acquire, 1 per attempt while held.
+pub(crate) async fn lease(
+    objects: &Objects,
+    key: &str,
+    options: LeaseOptions,
+    mut state_fn: Option<&mut Transition<'_>>,
+) -> Result<Option<Lease>> {
+    objects.check_key(key)?;
+    validate_ttl(options.ttl)?;
+    if let Some(wait) = options.wait {
+        if !wait.is_finite() || wait < 0.0 {
+            return Err(Error::invalid(format!(
+                "wait must be a finite number of seconds >= 0, got {}",
+                crate::base::number::number_text(wait)
+            )));
         }
-        let holder = match &options.holder {
-            Some(h) => {
-                validate_holder(h)?;
-                h.clone()
-            }
-            None => random_token()?,
+    }
+    let holder = match &options.holder {
+        Some(h) => {
+            validate_holder(h)?;
+            h.clone()
+        }
+        None => random_token()?,
+    };
+    let started = objects.local_now()?;
+    // A cap on attempts as well, so a clock that does not advance cannot make this loop
+    // forever: no pause is shorter than half the first one, except the last before the wait's
+    // end or a held lease's deadline.
+    let max_polls = (options.wait.unwrap_or(0.0) / (WAIT_FIRST_POLL / 2.0)).ceil().min(1e6) as u32 + 8;
+    for poll in 1..=max_polls {
+        let deadline = match try_acquire(objects, key, &holder, &options, state_fn.as_deref_mut()).await? {
+            Attempt::Acquired(lease) => return Ok(Some(lease)),
+            Attempt::Refused => return Ok(None),
+            Attempt::Held(deadline) => deadline,
         };
-        let started = self.objects.local_now()?;
-        // A cap on attempts as well, so a clock that does not advance cannot make this loop
-        // forever: no pause is shorter than half the first one, except the last before the wait's
-        // end or a held lease's deadline.
-        let max_polls = (options.wait.unwrap_or(0.0) / (WAIT_FIRST_POLL / 2.0)).ceil().min(1e6) as u32 + 8;
-        for poll in 1..=max_polls {
-            let deadline = match self.try_acquire(key, &holder, &options, state_fn.as_deref_mut()).await? {
-                Attempt::Acquired(lease) => return Ok(Some(lease)),
-                Attempt::Refused => return Ok(None),
-                Attempt::Held(deadline) => deadline,
-            };
-            let Some(wait) = options.wait else { return Ok(None) };
-            let left = wait - started.secs_until(self.objects.local_now()?);
-            if left <= 0.0 {
-                return Ok(None);
-            }
-            // Never past the wait's end (one last attempt right then), nor past the held lease's
-            // deadline (it may be stolen at that very instant).
-            let until_expiry = self.objects.now()?.secs_until(deadline).max(0.0);
-            self.objects.sleep(wait_poll(poll).min(left).min(until_expiry)).await?;
-        }
-        Ok(None)
-    }
-
-    /// One acquisition: read, then create, steal or re-acquire by compare-and-swap; a lost race
-    /// reads again (at most `ACQUIRE_ATTEMPTS` times).
-    async fn try_acquire(
-        &self,
-        key: &str,
-        holder: &str,
-        options: &LeaseOptions,
-        mut state_fn: Option<&mut Transition<'_>>,
-    ) -> Result<Attempt> {
-        for _ in 0..ACQUIRE_ATTEMPTS {
-            let current = self.objects.read(key).await?;
-            let (next_epoch, prior_state, extra, base) = match &current {
-                None => (1, Value::Null, Map::new(), None),
-                Some(obj) => {
-                    let doc = LeaseDoc::parse(key, &obj.body)?;
-                    let now = self.objects.now()?;
-                    let ours = doc.holder.as_deref() == Some(holder);
-                    if !ours && !doc.is_expired(now) {
-                        return Ok(Attempt::Held(doc.deadline()));
-                    }
-                    if !ours && !options.steal_if_expired {
-                        return Ok(Attempt::Refused);
-                    }
-                    let next = doc.epoch.checked_add(1).filter(|e| *e <= MAX_EPOCH).ok_or_else(|| {
-                        Error::corrupt(key, "the next epoch would exceed 2^53-1, which JS numbers cannot carry exactly")
-                    })?;
-                    (next, doc.state, doc.extra, Some(obj))
-                }
-            };
-            let state = match state_fn.as_deref_mut() {
-                Some(f) => checked(f(prior_state).await?)?,
-                None => prior_state,
-            };
-            let doc = LeaseDoc {
-                epoch: next_epoch,
-                holder: Some(holder.to_owned()),
-                deadline_at: Some(self.objects.deadline_in(options.ttl)?),
-                state,
-                extra,
-            };
-            let body = doc.encode();
-            let written = match base {
-                None => self.objects.create(key, &body).await?,
-                Some(base) => self.objects.replace(key, &body, &base.etag, &base.meta).await?,
-            };
-            if let Some(w) = written {
-                return Ok(Attempt::Acquired(Lease::from_write(&self.objects, key, options.ttl, doc, w.etag, w.meta)));
-            }
-        }
-        Err(Error::Conflict { key: key.to_owned(), attempts: ACQUIRE_ATTEMPTS })
-    }
-
-    /// Re-attach to the current ownership period of `holder`: one read, nothing written. `None`
-    /// when the lease is absent, released, held by someone else, or expired.
-    pub async fn attach_lease(&self, key: &str, holder: &str, ttl: f64) -> Result<Option<Lease>> {
-        self.objects.check_key(key)?;
-        validate_holder(holder)?;
-        validate_ttl(ttl)?;
-        let Some(obj) = self.objects.read(key).await? else { return Ok(None) };
-        let doc = LeaseDoc::parse(key, &obj.body)?;
-        if doc.holder.as_deref() != Some(holder) || doc.is_expired(self.objects.now()?) {
+        let Some(wait) = options.wait else { return Ok(None) };
+        let left = wait - started.secs_until(objects.local_now()?);
+        if left <= 0.0 {
             return Ok(None);
         }
-        Ok(Some(Lease::from_write(&self.objects, key, ttl, doc, Some(obj.etag), obj.meta)))
+        // Never past the wait's end (one last attempt right then), nor past the held lease's
+        // deadline (it may be stolen at that very instant).
+        let until_expiry = objects.now()?.secs_until(deadline).max(0.0);
+        objects.sleep(wait_poll(poll).min(left).min(until_expiry)).await?;
     }
+    Ok(None)
+}
 
-    /// Change the state of a lease from outside: a CAS loop on `state` only; epoch, holder and
-    /// deadline are preserved and the holder is not fenced. `None` when there is no lease document.
-    /// Requests: 2.
-    pub async fn cooperative_write(&self, key: &str, f: &mut Transition<'_>) -> Result<Option<Value>> {
-        self.objects.check_key(key)?;
-        for _ in 0..COOPERATIVE_ATTEMPTS {
-            let Some(obj) = self.objects.read(key).await? else { return Ok(None) };
-            let mut doc = LeaseDoc::parse(key, &obj.body)?;
-            doc.state = checked(f(doc.state).await?)?;
-            if self.objects.replace(key, &doc.encode(), &obj.etag, &obj.meta).await?.is_some() {
-                return Ok(Some(doc.state));
+/// One acquisition: read, then create, steal or re-acquire by compare-and-swap; a lost race
+/// reads again (at most `ACQUIRE_ATTEMPTS` times).
+async fn try_acquire(
+    objects: &Objects,
+    key: &str,
+    holder: &str,
+    options: &LeaseOptions,
+    mut state_fn: Option<&mut Transition<'_>>,
+) -> Result<Attempt> {
+    for _ in 0..ACQUIRE_ATTEMPTS {
+        let current = objects.read(key).await?;
+        let (next_epoch, prior_state, extra, base) = match &current {
+            None => (1, Value::Null, Map::new(), None),
+            Some(obj) => {
+                let doc = LeaseDoc::parse(key, &obj.body)?;
+                let now = objects.now()?;
+                let ours = doc.holder.as_deref() == Some(holder);
+                if !ours && !doc.is_expired(now) {
+                    return Ok(Attempt::Held(doc.deadline()));
+                }
+                if !ours && !options.steal_if_expired {
+                    return Ok(Attempt::Refused);
+                }
+                let next = doc.epoch.checked_add(1).filter(|e| *e <= MAX_EPOCH).ok_or_else(|| {
+                    Error::corrupt(key, "the next epoch would exceed 2^53-1, which JS numbers cannot carry exactly")
+                })?;
+                (next, doc.state, doc.extra, Some(obj))
             }
+        };
+        let state = match state_fn.as_deref_mut() {
+            Some(f) => checked(f(prior_state).await?)?,
+            None => prior_state,
+        };
+        let doc = LeaseDoc {
+            epoch: next_epoch,
+            holder: Some(holder.to_owned()),
+            deadline_at: Some(objects.deadline_in(options.ttl)?),
+            state,
+            extra,
+        };
+        let body = doc.encode();
+        let written = match base {
+            None => objects.create(key, &body).await?,
+            Some(base) => objects.replace(key, &body, &base.etag, &base.meta).await?,
+        };
+        if let Some(w) = written {
+            return Ok(Attempt::Acquired(Lease::from_write(objects, key, options.ttl, doc, w.etag, w.meta)));
         }
-        Err(Error::Conflict { key: key.to_owned(), attempts: COOPERATIVE_ATTEMPTS })
     }
+    Err(Error::Conflict { key: key.to_owned(), attempts: ACQUIRE_ATTEMPTS })
+}
+
+/// Re-attach to the current ownership period of `holder`: one read, nothing written. `None`
+/// when the lease is absent, released, held by someone else, or expired.
+pub(crate) async fn attach_lease(objects: &Objects, key: &str, holder: &str, ttl: f64) -> Result<Option<Lease>> {
+    objects.check_key(key)?;
+    validate_holder(holder)?;
+    validate_ttl(ttl)?;
+    let Some(obj) = objects.read(key).await? else { return Ok(None) };
+    let doc = LeaseDoc::parse(key, &obj.body)?;
+    if doc.holder.as_deref() != Some(holder) || doc.is_expired(objects.now()?) {
+        return Ok(None);
+    }
+    Ok(Some(Lease::from_write(objects, key, ttl, doc, Some(obj.etag), obj.meta)))
+}
+
+/// Change the state of a lease from outside: a CAS loop on `state` only; epoch, holder and
+/// deadline are preserved and the holder is not fenced. `None` when there is no lease document.
+/// Requests: 2.
+pub(crate) async fn cooperative_write(objects: &Objects, key: &str, f: &mut Transition<'_>) -> Result<Option<Value>> {
+    objects.check_key(key)?;
+    for _ in 0..COOPERATIVE_ATTEMPTS {
+        let Some(obj) = objects.read(key).await? else { return Ok(None) };
+        let mut doc = LeaseDoc::parse(key, &obj.body)?;
+        doc.state = checked(f(doc.state).await?)?;
+        if objects.replace(key, &doc.encode(), &obj.etag, &obj.meta).await?.is_some() {
+            return Ok(Some(doc.state));
+        }
+    }
+    Err(Error::Conflict { key: key.to_owned(), attempts: COOPERATIVE_ATTEMPTS })
 }
 
 /// The pause before poll `n + 1` of a waiting acquisition: doubling from `WAIT_FIRST_POLL` up to
 /// `WAIT_MAX_POLL`, with "equal jitter" (half fixed, half random) so waiters spread out but none
 /// polls much more often than the schedule says.
 fn wait_poll(n: u32) -> f64 {
-    crate::retry::equal_jitter(n, WAIT_FIRST_POLL, WAIT_MAX_POLL)
+    crate::objects::retry::equal_jitter(n, WAIT_FIRST_POLL, WAIT_MAX_POLL)
 }
 
 /// A lease's ttl: seconds, > 0, at most 100 years (a deadline must stay writable).
@@ -177,7 +176,7 @@ fn validate_ttl(ttl: f64) -> Result<()> {
     } else {
         Err(Error::invalid(format!(
             "ttl must be a number of seconds > 0 (at most 100 years), got {}",
-            crate::json::number_text(ttl)
+            crate::base::number::number_text(ttl)
         )))
     }
 }

@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
-use crate::json;
+use crate::base::error::{Error, Result};
+use crate::codec::json;
 use crate::time::Timestamp;
 
 /// Epochs stay exact in every JSON reader, JS's included (2^53 - 1).

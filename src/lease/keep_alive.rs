@@ -1,16 +1,12 @@
 //! Keeping a lease: [`Lease::keep_alive`] renews until stopped, released or lost, and gives up
-//! *before* the deadline when it cannot renew in time; [`Fencepost::with_lease`] runs a function
-//! under a lease kept alive meanwhile.
+//! *before* the deadline when it cannot renew in time.
 
 use std::future::Future;
-use std::pin::pin;
 
 use super::Lease;
-use super::LeaseOptions;
-use crate::cancel::Cancel;
-use crate::error::{Error, Result};
-use crate::fencepost::{Fencepost, Transition};
-use crate::race::{Either, race};
+use crate::base::cancel::Cancel;
+use crate::base::error::{Error, Result};
+use crate::base::future::{Either, race};
 use crate::time::Timestamp;
 
 /// Retries of a failed renewal wait from this (seconds), doubling up to `RETRY_MAX`.
@@ -53,13 +49,7 @@ impl Lease {
     pub fn keep_alive_interval(&self, every: Option<f64>) -> Result<f64> {
         let ttl = self.period.ttl;
         let every = every.unwrap_or(ttl / 3.0);
-        if !every.is_finite() || every <= 0.0 || every >= ttl {
-            return Err(Error::invalid(format!(
-                "keep-alive interval must be > 0 and < the ttl ({} s), got {}",
-                crate::json::number_text(ttl),
-                crate::json::number_text(every)
-            )));
-        }
+        check_interval(ttl, every)?;
         Ok(every)
     }
 
@@ -143,92 +133,19 @@ impl Lease {
     }
 }
 
-/// The pause after the `n`-th failed renewal: doubling, with equal jitter.
-fn retry_pause(n: u32) -> f64 {
-    crate::retry::equal_jitter(n, RETRY_FIRST, RETRY_MAX)
+/// A keep-alive interval: seconds, > 0 and < the ttl.
+pub(crate) fn check_interval(ttl: f64, every: f64) -> Result<()> {
+    if every.is_finite() && every > 0.0 && every < ttl {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "keep-alive interval must be > 0 and < the ttl ({} s), got {}",
+        crate::base::number::number_text(ttl),
+        crate::base::number::number_text(every)
+    )))
 }
 
-impl Fencepost {
-    /// Acquire `key` (honouring `options.wait` and this handle's cancel), run `f` with the lease
-    /// while keep-alive renews it, then release it. `Ok(None)` without calling `f` when the lease
-    /// could not be acquired.
-    ///
-    /// - `f` finishes → its output; the lease is released (a failed release is not reported: the
-    ///   lease then expires at its deadline, and `f`'s result is what the caller needs).
-    /// - keep-alive loses the lease first → `Err(LeaseLost)`, and `f`'s future is dropped (it
-    ///   can also watch [`Lease::ended`] itself).
-    /// - this handle's cancel fires while `f` runs → `f` is dropped, the lease released, and the
-    ///   cancel's reason returned.
-    ///
-    /// `f` may release the lease itself; keep-alive then stops and `f` runs on. `f` is an async
-    /// closure (`async |lease| { … }`), so it may borrow from its surroundings.
-    ///
-    /// ```
-    /// use std::rc::Rc;
-    /// use fencepost::store::MemoryStore;
-    /// use fencepost::{Fencepost, LeaseOptions, Options, transition};
-    /// use serde_json::json;
-    ///
-    /// # futures::executor::block_on(async {
-    /// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
-    /// let mut steps_run = Vec::new();
-    /// let outcome = db
-    ///     .with_lease("jobs/rollup", LeaseOptions::new(30.0), None, async |lease| {
-    ///         for step in 1..=3 {
-    ///             // ... one idempotent step of work, then a checkpoint guarded by the epoch ...
-    ///             lease.write(json!({"step": step})).await?;
-    ///             steps_run.push(step);
-    ///         }
-    ///         Ok::<_, fencepost::Error>(lease.epoch())
-    ///     })
-    ///     .await?;
-    /// assert_eq!(outcome.transpose()?, Some(1), "ran under epoch 1");
-    /// assert_eq!(steps_run, [1, 2, 3]);
-    /// // Released at the end: the next taker gets epoch 2 and the last checkpoint.
-    /// let next = db.lease("jobs/rollup", LeaseOptions::new(30.0), None).await?.expect("released");
-    /// assert_eq!((next.epoch(), next.state()), (2, json!({"step": 3})));
-    /// # Ok::<(), fencepost::Error>(())
-    /// # }).unwrap();
-    /// ```
-    pub async fn with_lease<T, F>(
-        &self,
-        key: &str,
-        options: LeaseOptions,
-        state_fn: Option<&mut Transition<'_>>,
-        f: F,
-    ) -> Result<Option<T>>
-    where
-        F: AsyncFnOnce(&Lease) -> T,
-    {
-        let Some(lease) = self.lease(key, options, state_fn).await? else { return Ok(None) };
-        let stop = Cancel::new();
-        let mut keep_alive = pin!(lease.keep_alive(None, &stop));
-        let caller = self.objects.cancel().cloned();
-        let abandoned = async move {
-            match caller {
-                Some(cancel) => cancel.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
-        let mut work = pin!(race(f(&lease), abandoned));
-        let (outcome, keep_alive_over) = match race(work.as_mut(), keep_alive.as_mut()).await {
-            Either::Left(outcome) => (outcome, false),
-            Either::Right(Err(lost)) => return Err(lost),
-            // Released by `f` itself: nothing left to keep alive; `f` runs on.
-            Either::Right(Ok(())) => (work.as_mut().await, true),
-        };
-        // Stop keep-alive and let it settle a renewal in flight, so the handle's view is current
-        // for the release.
-        stop.cancel();
-        if !keep_alive_over {
-            let _ = keep_alive.as_mut().await;
-        }
-        if !lease.ended().is_cancelled() {
-            let _ = lease.release(None).await;
-        }
-        match outcome {
-            Either::Left(out) => Ok(Some(out)),
-            Either::Right(reason) => Err(reason),
-        }
-    }
+/// The pause after the `n`-th failed renewal: doubling, with equal jitter.
+fn retry_pause(n: u32) -> f64 {
+    crate::objects::retry::equal_jitter(n, RETRY_FIRST, RETRY_MAX)
 }

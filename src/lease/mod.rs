@@ -15,9 +15,10 @@
 //! `attach_lease`, `cooperative_write`), `keep_alive` (`Lease::keep_alive`,
 //! `Fencepost::with_lease`).
 
-mod acquire;
+pub(crate) mod acquire;
 mod document;
 mod keep_alive;
+pub(crate) mod with_lease;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -26,11 +27,11 @@ use serde_json::{Map, Value};
 
 pub(crate) use document::{LeaseDoc, MAX_EPOCH};
 
-use crate::cancel::Cancel;
-use crate::error::{Error, Result};
-use crate::fencepost::Transition;
-use crate::json::checked;
+use crate::base::cancel::Cancel;
+use crate::base::error::{Error, Result};
+use crate::codec::json::checked;
 use crate::objects::Objects;
+use crate::objects::transition::Transition;
 use crate::store::{StoredObject, WriteMeta};
 use crate::time::Timestamp;
 
@@ -52,11 +53,14 @@ pub struct LeaseOptions {
     /// attempts back off with jitter up to about a second apart, so a release is noticed within
     /// about a second, and one is made right at the held lease's deadline.
     pub wait: Option<f64>,
+    /// Under [`crate::Fencepost::with_lease`]: renew every this many seconds (`None`: `ttl / 3`;
+    /// must be > 0 and < `ttl`).
+    pub keep_alive_every: Option<f64>,
 }
 
 impl LeaseOptions {
     pub fn new(ttl: f64) -> Self {
-        LeaseOptions { ttl, holder: None, steal_if_expired: true, wait: None }
+        LeaseOptions { ttl, holder: None, steal_if_expired: true, wait: None, keep_alive_every: None }
     }
 }
 
@@ -218,6 +222,12 @@ impl Lease {
         &self.period.ended
     }
 
+    /// The `LeaseLost` of a period that ended other than by a release through one of its handles
+    /// (found lost by a write or renew, or not renewed in time); `None` while live or released.
+    pub(crate) fn lost(&self) -> Option<Error> {
+        if self.is_released() { None } else { self.ended_error() }
+    }
+
     /// Record that the period is over and hand back the error writes now reject with (the first
     /// reason recorded wins).
     fn end(&self, lost: Error) -> Error {
@@ -281,7 +291,7 @@ impl Lease {
     /// The one write path of a handle; a `LeaseLost` it meets ends the period for every handle.
     async fn guarded_write<'f>(
         &self,
-        propose: &mut dyn FnMut(&View) -> crate::LocalBoxFuture<'f, Result<Proposal>>,
+        propose: &mut dyn FnMut(&View) -> crate::base::future::LocalBoxFuture<'f, Result<Proposal>>,
     ) -> Result<Value> {
         match self.try_guarded_write(propose).await {
             Err(lost @ Error::LeaseLost { .. }) => Err(self.end(lost)),
@@ -294,7 +304,7 @@ impl Lease {
     /// proposal rebuilt, at most `HANDLE_PATIENCE` times.
     async fn try_guarded_write<'f>(
         &self,
-        propose: &mut dyn FnMut(&View) -> crate::LocalBoxFuture<'f, Result<Proposal>>,
+        propose: &mut dyn FnMut(&View) -> crate::base::future::LocalBoxFuture<'f, Result<Proposal>>,
     ) -> Result<Value> {
         let period = &self.period;
         for _ in 0..HANDLE_PATIENCE {

@@ -249,15 +249,6 @@ fn a_waiting_acquisition_is_cancelled_without_waiting() {
     assert_eq!(sim.now(), at);
 }
 
-/// Sets its flag when dropped: tells whether `with_lease` dropped `f`'s future.
-struct DropFlag(Rc<Cell<bool>>);
-
-impl Drop for DropFlag {
-    fn drop(&mut self) {
-        self.0.set(true);
-    }
-}
-
 #[test]
 fn with_lease_keeps_the_lease_alive_while_f_runs() {
     let mut sim = Sim::new();
@@ -276,22 +267,28 @@ fn with_lease_keeps_the_lease_alive_while_f_runs() {
         assert!(sim.acquire(&thief, "job", 2.0).is_none());
     }
     let got = sim.run_until_done(&done, 2.0).unwrap();
-    assert!(matches!(got, Some(Ok(1))), "{got:?}");
+    assert_eq!(got, Some(1));
     let stored = sim.stored("job");
     assert_eq!((&stored["holder"], &stored["state"]), (&Value::Null, &json!("finished")));
     assert_eq!(sim.clock.pending_timers(), 0);
 }
 
+// withLease's three outcomes, as the JS suite checks them in every runtime: a lease lost while
+// `f` runs (f runs to its end, then `LeaseLost`), `f` failing (its error, the lease released),
+// the release failing (reported).
+
 #[test]
-fn with_lease_drops_f_when_the_lease_is_lost() {
+fn with_lease_lost_while_f_runs_lets_f_finish_then_fails_with_lease_lost() {
     let mut sim = Sim::new();
     let (db, clock) = (sim.db(), sim.clock.clone());
-    let dropped = Rc::new(Cell::new(false));
-    let flag = dropped.clone();
+    let finished = Rc::new(Cell::new(false));
+    let flag = finished.clone();
     let done = sim.spawn(async move {
-        db.with_lease("job", LeaseOptions::new(3.0), None, async move |_| {
-            let _flag = DropFlag(flag);
-            clock.sleep(100.0).await;
+        db.with_lease("job", LeaseOptions::new(3.0), None, async move |lease| {
+            // Told at once through `ended`; f decides to stop, and is not dropped.
+            let _ = crate::base::future::race(clock.sleep(100.0), lease.ended().cancelled()).await;
+            flag.set(true);
+            Ok::<_, Error>("f's result")
         })
         .await
     });
@@ -301,22 +298,54 @@ fn with_lease_drops_f_when_the_lease_is_lost() {
     }
     let outcome = sim.run_until_done(&done, 10.0);
     assert!(matches!(outcome, Err(Error::LeaseLost { .. })), "{outcome:?}");
-    assert!(dropped.get(), "f's future was dropped");
+    assert!(finished.get(), "f ran to its end");
     assert!(sim.now() < ManualClock::START_2026.plus_secs(3.0), "before the deadline");
 }
 
 #[test]
-fn with_lease_cancelled_drops_f_and_releases() {
+fn with_lease_f_failing_gives_its_error_and_releases() {
+    let mut sim = Sim::new();
+    let db = sim.db();
+    let done = sim.spawn(async move {
+        db.with_lease("job", LeaseOptions::new(30.0), None, async |_| Err::<(), _>(Error::invalid("f failed"))).await
+    });
+    let outcome = sim.run_until_done(&done, 1.0);
+    assert!(matches!(outcome, Err(Error::InvalidArgument(ref m)) if m == "f failed"), "{outcome:?}");
+    assert_eq!(sim.stored("job")["holder"], Value::Null, "released");
+}
+
+#[test]
+fn with_lease_reports_a_failed_release() {
+    let mut sim = Sim::new();
+    let (db, store) = (sim.db(), sim.store.clone());
+    let done = sim.spawn(async move {
+        db.with_lease("job", LeaseOptions::new(30.0), None, async |_| {
+            // The next put is the release.
+            store.inject(Op::Put, Fault::Status(403, "AccessDenied"));
+            Ok::<_, Error>("f's result")
+        })
+        .await
+    });
+    let outcome = sim.run_until_done(&done, 1.0);
+    assert!(matches!(outcome, Err(Error::Storage(ref f)) if f.code.as_deref() == Some("AccessDenied")), "{outcome:?}");
+    assert_ne!(sim.stored("job")["holder"], Value::Null, "still held until its deadline");
+}
+
+#[test]
+fn with_lease_caller_cancel_leaves_f_running_and_releases_at_its_end() {
     let mut sim = Sim::new();
     let cancel = Cancel::new();
     let (db, clock) = (sim.db().with_cancel(&cancel), sim.clock.clone());
     let done = sim.spawn(async move {
-        db.with_lease("job", LeaseOptions::new(30.0), None, async move |_| clock.sleep(100.0).await).await
+        db.with_lease("job", LeaseOptions::new(30.0), None, async move |_| {
+            clock.sleep(20.0).await;
+            Ok::<_, Error>(())
+        })
+        .await
     });
     sim.run_for(12.0);
     cancel.cancel_with(Error::invalid("shutting down"));
-    sim.pool.run_until_stalled();
-    let outcome = done.borrow_mut().take().expect("settled at once");
-    assert!(matches!(outcome, Err(Error::InvalidArgument(ref m)) if m == "shutting down"), "{outcome:?}");
+    let outcome = sim.run_until_done(&done, 30.0);
+    assert!(matches!(outcome, Ok(Some(()))), "{outcome:?}");
     assert_eq!(sim.stored("job")["holder"], Value::Null, "released");
 }

@@ -2,20 +2,21 @@
 //! the write path and the read-back resolution of ambiguous writes.
 
 mod resolve;
+pub(crate) mod retry;
+pub(crate) mod transition;
 mod write;
 
-use crate::error::quoted;
+use crate::base::error::quoted;
 use std::cell::Cell;
 use std::future::Future;
 use std::rc::Rc;
 
-use crate::cancel::Cancel;
-use crate::error::{Error, Result};
-use crate::keys::{validate_key, validate_prefix};
-use crate::retry::RetryPolicy;
-use crate::store::{FailureKind, ObjectStore, Precondition, StoreResult, StoredObject, WriteMeta, normalize_etag};
+use crate::base::cancel::Cancel;
+use crate::base::error::{Error, Result};
+use crate::codec::keys::{validate_key, validate_prefix};
+use crate::store::{ObjectStore, Precondition, StoreResult, StoredObject, WriteMeta, normalize_etag};
 use crate::time::{Clock, ClockSource, Timestamp};
-use crate::token::random_unit;
+use retry::{Abandon, RetryPolicy};
 
 /// `wait_for` polls at most this often (seconds).
 pub(crate) const MIN_POLL_INTERVAL: f64 = 0.05;
@@ -179,7 +180,7 @@ impl Objects {
     }
 
     /// A wait on the configured clock that no cancel cuts short (a deadline's timer).
-    pub(crate) fn timer(&self, secs: f64) -> crate::LocalBoxFuture<'static, ()> {
+    pub(crate) fn timer(&self, secs: f64) -> crate::base::future::LocalBoxFuture<'static, ()> {
         self.clock.sleep(secs)
     }
 
@@ -326,50 +327,6 @@ impl Objects {
             offset.set(server.0.saturating_sub(local.0));
         }
     }
-
-    /// Run a request that is safe to repeat (get, delete, list) within the retry budget. Retries
-    /// stop at a cancel either way; `abandon` says whether an attempt in flight is abandoned too.
-    pub(super) async fn retrying<T, F, Fut>(&self, abandon: Abandon, mut request: F) -> Result<T>
-    where
-        F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = StoreResult<T>>,
-    {
-        let mut attempt = 1;
-        loop {
-            let result = match abandon {
-                Abandon::OnCancel => self.send(request()).await?,
-                Abandon::Never => {
-                    let result = request().await;
-                    self.observe_store_clock();
-                    result
-                }
-            };
-            match result {
-                Ok(v) => return Ok(v),
-                Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
-                    self.backoff(attempt).await?;
-                    attempt += 1;
-                }
-                // Fatal, or the budget is spent: report the store's own words.
-                Err(e) => return Err(Error::Storage(e.into_failure())),
-            }
-        }
-    }
-
-    /// The wait before retry number `retry`; the cancel's reason if it fires (or has fired).
-    async fn backoff(&self, retry: u32) -> Result<()> {
-        self.check_cancel()?;
-        let delay = self.retry.delay(retry, random_unit());
-        if delay > 0.0 { self.sleep(delay).await } else { Ok(()) }
-    }
-}
-
-/// Whether a cancel abandons a request in flight ([`Objects::retrying`]).
-#[derive(Clone, Copy)]
-pub(super) enum Abandon {
-    OnCancel,
-    /// Always awaited: a read-back, which settles a write in flight.
-    Never,
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! (see the module doc of [`crate::objects`]). A pure function of what was read.
 
 use super::{Abandon, Objects};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::{Precondition, StoredObject, WriteMeta};
 
 pub(super) enum Resolution {

@@ -3,9 +3,9 @@
 
 use super::resolve::Resolution;
 use super::{Objects, Written};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::codec::token::random_token;
 use crate::store::{FailureKind, Precondition, PutOutcome, WriteMeta};
-use crate::token::random_token;
 
 impl Objects {
     /// One logical write: retried within the budget, ambiguous outcomes resolved by read-back.

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 
 use super::counting::{Counter, Op, RequestCounts};
 use super::{ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
-use crate::LocalBoxFuture;
+use crate::base::future::LocalBoxFuture;
 use crate::time::Clock;
 
 /// What happens to the next matching request.
@@ -114,7 +114,7 @@ pub struct FaultStore {
 
 impl FaultStore {
     pub fn new(inner: Rc<dyn ObjectStore>) -> Self {
-        Self::with_clock(inner, Rc::new(crate::platform::SystemClock))
+        Self::with_clock(inner, Rc::new(crate::host::clock::SystemClock))
     }
 
     /// A fault store whose injected delays wait on `clock` (a manual clock makes them instant).

@@ -27,7 +27,7 @@ impl ObjectStore for MemoryStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         // Every operation yields first, as a network round trip would, so concurrent callers on a
         // single-threaded executor really interleave. The operation itself is atomic.
-        crate::race::yield_now().await;
+        crate::base::future::yield_now().await;
         Ok(self.objects.borrow().get(key).cloned())
     }
 
@@ -38,7 +38,7 @@ impl ObjectStore for MemoryStore {
         precondition: &Precondition,
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
-        crate::race::yield_now().await;
+        crate::base::future::yield_now().await;
         let mut objects = self.objects.borrow_mut();
         let holds = match (precondition, objects.get(key)) {
             (Precondition::None, _) => true,
@@ -55,13 +55,13 @@ impl ObjectStore for MemoryStore {
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        crate::race::yield_now().await;
+        crate::base::future::yield_now().await;
         self.objects.borrow_mut().remove(key);
         Ok(())
     }
 
     async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        crate::race::yield_now().await;
+        crate::base::future::yield_now().await;
         let objects = self.objects.borrow();
         Ok(objects.range(prefix.to_owned()..).map(|(k, _)| k).take_while(|k| k.starts_with(prefix)).cloned().collect())
     }

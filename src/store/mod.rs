@@ -77,11 +77,12 @@ impl WriteMeta {
     /// Parse metadata read back from a store (`get` looks a name up); anything that is not a token
     /// is ignored, never trusted.
     pub fn from_entries(get: impl Fn(&str) -> Option<String>) -> Self {
-        let one = |name: &str| get(name).map(|t| t.trim().to_owned()).filter(|t| crate::token::looks_like_token(t));
+        let one =
+            |name: &str| get(name).map(|t| t.trim().to_owned()).filter(|t| crate::codec::token::looks_like_token(t));
         let history = get(META_HISTORY)
             .unwrap_or_default()
             .split([' ', ','])
-            .filter(|t| crate::token::looks_like_token(t))
+            .filter(|t| crate::codec::token::looks_like_token(t))
             .take(TOKEN_HISTORY)
             .map(str::to_owned)
             .collect();
@@ -150,8 +151,8 @@ impl StoreError {
         Self::new(FailureKind::Indeterminate, None, None, message)
     }
 
-    pub(crate) fn into_failure(self) -> crate::error::StorageFailure {
-        crate::error::StorageFailure { code: self.code, status: self.status, message: self.message }
+    pub(crate) fn into_failure(self) -> crate::base::error::StorageFailure {
+        crate::base::error::StorageFailure { code: self.code, status: self.status, message: self.message }
     }
 }
 
@@ -177,7 +178,7 @@ pub trait ObjectStore {
     /// The longest key (UTF-8 bytes) this store can take: S3 and R2 allow 1024 bytes including
     /// the store prefix, so a prefix uses up part of the budget.
     fn max_key_bytes(&self) -> usize {
-        crate::keys::MAX_KEY_BYTES
+        crate::codec::keys::MAX_KEY_BYTES
     }
 
     /// The store's clock as of its latest response (S3: the `Date` header, plus half of the second
@@ -186,31 +187,6 @@ pub trait ObjectStore {
     fn server_time(&self) -> Option<crate::time::Timestamp> {
         None
     }
-}
-
-thread_local! {
-    static IN_FLIGHT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Store requests on the network in this thread right now (S3 and R2 I/O; the memory store has
-/// none). A manual clock's driver waits for them to settle before moving time on, so a renewal
-/// woken by `advance()` completes against a real store before the next due instant.
-#[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
-pub(crate) fn io_in_flight() -> usize {
-    IN_FLIGHT.with(|n| n.get())
-}
-
-/// Count `io` as in flight while it runs (a dropped future stops counting too).
-pub(crate) async fn io<T>(io: impl std::future::Future<Output = T>) -> T {
-    struct Counted;
-    impl Drop for Counted {
-        fn drop(&mut self) {
-            IN_FLIGHT.with(|n| n.set(n.get().saturating_sub(1)));
-        }
-    }
-    IN_FLIGHT.with(|n| n.set(n.get() + 1));
-    let _counted = Counted;
-    io.await
 }
 
 /// Strip the quotes (and weak marker) S3 puts around an ETag; R2 bindings give it bare.
@@ -223,7 +199,7 @@ pub(crate) fn normalize_etag(raw: &str) -> String {
 /// The etag every real store computes for a single-part upload: hex MD5 of the body.
 pub(crate) fn md5_etag(body: &[u8]) -> String {
     use md5::{Digest, Md5};
-    crate::token::hex(&Md5::digest(body))
+    crate::codec::encoding::hex(&Md5::digest(body))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The Workers R2 binding as a store (`env.BUCKET`): `onlyIf` for create-only and etag match,
 //! `customMetadata` for the write token (same names as the S3 store's `x-amz-meta-*` headers, so the
 //! binding and the S3 endpoint see the same provenance), cursor-based list. The raw bindings it
-//! calls are in `crate::js`; this is the idiomatic wrapper.
+//! calls are in `crate::host::sys`; this is the idiomatic wrapper.
 
 use async_trait::async_trait;
 use js_sys::{Array, Object, Uint8Array};
@@ -11,7 +11,9 @@ use super::{
     FailureKind, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta,
     normalize_etag,
 };
-use crate::js::{self, R2Bucket, R2Conditional, R2HttpMetadata, R2ListOptions, R2Object, R2Objects, R2PutOptions};
+use crate::host::sys::{
+    self, R2Bucket, R2Conditional, R2HttpMetadata, R2ListOptions, R2Object, R2Objects, R2PutOptions,
+};
 
 /// Pages a list may take before the binding is judged broken (100 million keys).
 const MAX_LIST_PAGES: usize = 100_000;
@@ -28,10 +30,10 @@ pub struct R2Store {
 impl R2Store {
     /// The store on an R2 binding handed over from JS (`env.BUCKET`), keys under `prefix`
     /// (`""` for none; `"app"` and `"app/"` are the same). `bucket` must look like an R2 binding.
-    pub fn from_js(bucket: JsValue, prefix: &str) -> crate::Result<Self> {
-        let prefix = crate::keys::normalize_store_prefix(prefix)?;
-        if !js::has_methods(&bucket, &["get", "put", "delete", "list", "head"]) {
-            return Err(crate::Error::invalid(
+    pub fn from_js(bucket: JsValue, prefix: &str) -> crate::base::error::Result<Self> {
+        let prefix = crate::codec::keys::normalize_store_prefix(prefix)?;
+        if !sys::has_methods(&bucket, &["get", "put", "delete", "list", "head"]) {
+            return Err(crate::base::error::Error::invalid(
                 "expected an R2 bucket binding (an object with get, put, delete and list methods)",
             ));
         }
@@ -42,7 +44,7 @@ impl R2Store {
     /// `worker::Bucket` is the very same JS binding underneath, so the one implementation serves
     /// both. Keys live under `prefix` (`""` for none).
     #[cfg(feature = "worker")]
-    pub fn from_bucket(bucket: &worker::Bucket, prefix: &str) -> crate::Result<Self> {
+    pub fn from_bucket(bucket: &worker::Bucket, prefix: &str) -> crate::base::error::Result<Self> {
         let js: &JsValue = bucket.as_ref();
         Self::from_js(js.clone(), prefix)
     }
@@ -57,7 +59,7 @@ async fn settle(method: &str, returned: Result<JsValue, JsValue>) -> StoreResult
     let returned = returned.map_err(|e| r2_error(method, &e))?;
     // Counted as in flight while it runs, like the S3 store's requests (a manual clock's driver
     // waits for them).
-    super::io(crate::platform::settled(&returned)).await.map_err(|e| r2_error(method, &e))
+    crate::host::io::in_flight(crate::host::promise::settled(&returned)).await.map_err(|e| r2_error(method, &e))
 }
 
 /// The binding throws a `TypeError`/`RangeError` for arguments it refuses (nothing was sent, so
@@ -123,17 +125,17 @@ impl ObjectStore for R2Store {
         precondition: &Precondition,
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
-        let options: R2PutOptions = js::dict();
+        let options: R2PutOptions = sys::dict();
         let custom: Array =
             meta.entries().into_iter().map(|(name, value)| Array::of2(&name.into(), &value.into())).collect();
         // Pairs of strings always make a record.
         if let Ok(custom) = Object::from_entries(&custom) {
             options.set_custom_metadata(&custom);
         }
-        let http: R2HttpMetadata = js::dict();
+        let http: R2HttpMetadata = sys::dict();
         http.set_content_type("application/json");
         options.set_http_metadata(&http);
-        let only_if: R2Conditional = js::dict();
+        let only_if: R2Conditional = sys::dict();
         match precondition {
             Precondition::None => {}
             Precondition::IfAbsent => only_if.set_etag_does_not_match("*"),
@@ -161,7 +163,7 @@ impl ObjectStore for R2Store {
         let mut keys = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_LIST_PAGES {
-            let options: R2ListOptions = js::dict();
+            let options: R2ListOptions = sys::dict();
             options.set_prefix(&self.full_key(prefix));
             options.set_limit(1000);
             if let Some(c) = &cursor {
@@ -198,6 +200,6 @@ impl ObjectStore for R2Store {
     }
 
     fn max_key_bytes(&self) -> usize {
-        crate::keys::MAX_KEY_BYTES.saturating_sub(self.prefix.len())
+        crate::codec::keys::MAX_KEY_BYTES.saturating_sub(self.prefix.len())
     }
 }

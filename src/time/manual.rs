@@ -16,7 +16,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use super::{Clock, Timestamp};
-use crate::LocalBoxFuture;
+use crate::base::future::LocalBoxFuture;
 
 #[derive(Clone)]
 pub struct ManualClock {
@@ -117,7 +117,7 @@ impl fmt::Debug for ManualClock {
 }
 
 impl Clock for ManualClock {
-    fn now(&self) -> crate::Result<Timestamp> {
+    fn now(&self) -> crate::base::error::Result<Timestamp> {
         Ok(self.inner.now.get())
     }
 
@@ -128,12 +128,12 @@ impl Clock for ManualClock {
             return Box::pin(async move {
                 // Yield first, so a raced request that is already answered wins over the timer
                 // and does not move the clock; advance only if this sleep really completes.
-                crate::race::yield_now().await;
+                crate::base::future::yield_now().await;
                 clock.advance(secs);
             });
         }
         if secs == 0.0 {
-            return Box::pin(crate::race::yield_now());
+            return Box::pin(crate::base::future::yield_now());
         }
         let id = self.inner.next_id.get();
         self.inner.next_id.set(id.wrapping_add(1));
@@ -260,7 +260,7 @@ mod tests {
         let clock = ManualClock::auto_advancing(ManualClock::START_2026);
         futures::executor::block_on(clock.sleep(1.5));
         assert_eq!(clock.now().unwrap(), ManualClock::START_2026.plus_secs(1.5));
-        let raced = crate::race::race(async {}, clock.sleep(10.0));
+        let raced = crate::base::future::race(async {}, clock.sleep(10.0));
         futures::executor::block_on(raced);
         assert_eq!(clock.now().unwrap(), ManualClock::START_2026.plus_secs(1.5), "an abandoned sleep moves nothing");
         futures::executor::block_on(clock.sleep(f64::NAN));

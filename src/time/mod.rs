@@ -6,7 +6,7 @@ mod manual;
 
 pub use manual::ManualClock;
 
-use crate::LocalBoxFuture;
+use crate::base::future::LocalBoxFuture;
 
 /// Microseconds since the Unix epoch, UTC. Microseconds because that is the wire precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -177,7 +177,7 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 /// retries and `wait_for` polls wait with `sleep()`. `now` may fail (a user-supplied clock): the
 /// error reaches the caller, never replaced by another time.
 pub trait Clock {
-    fn now(&self) -> crate::Result<Timestamp>;
+    fn now(&self) -> crate::base::error::Result<Timestamp>;
     fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()>;
 }
 

@@ -18,14 +18,18 @@ use super::convert::{js_json, text};
 use super::errors::to_js;
 use super::signal::{AbortSignal, Linked};
 use super::stores::{JsManualClock, Store};
-use crate::SystemClock;
+use crate::base::cancel::Cancel;
+use crate::base::error::{Error, Result};
+use crate::client::{Fencepost, Options};
 use crate::doc::DEFAULT_MAX_ATTEMPTS;
-use crate::error::{Error, Result};
-use crate::fencepost::Transition;
+use crate::host::clock::SystemClock;
+use crate::lease::LeaseOptions;
 use crate::objects::WaitOptions;
+use crate::objects::retry::RetryPolicy;
+use crate::objects::transition::Transition;
 use crate::store::{Precondition, StoredObject};
+use crate::time::ClockSource;
 use crate::time::{Clock, Timestamp};
-use crate::{Cancel, ClockSource, Fencepost, LeaseOptions, Options, RetryPolicy};
 
 /// Run a core call, under the caller's `AbortSignal` when there is one: `call` gets the linked
 /// cancel (to scope its handle with [`Scoped::under`]); the listener goes when it settles.
@@ -44,7 +48,7 @@ where
 /// without waiting (a memory store, a refused argument) returns its value — or a rejected Promise —
 /// without a task, a Promise and two closures per call; the JS layer awaits either. Only a call
 /// that waits becomes a task (its futures take the task's waker when polled again).
-fn settle(link: Option<Linked>, mut work: crate::LocalBoxFuture<'static, Result<JsValue>>) -> JsValue {
+fn settle(link: Option<Linked>, mut work: crate::base::future::LocalBoxFuture<'static, Result<JsValue>>) -> JsValue {
     if let Poll::Ready(out) = work.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
         drop(link);
         return out.unwrap_or_else(|e| Promise::reject(&to_js(e)).into());
@@ -70,12 +74,12 @@ impl Scoped for Fencepost {
         self.with_cancel(cancel)
     }
 }
-impl Scoped for crate::Lease {
+impl Scoped for crate::lease::Lease {
     fn with(&self, cancel: &Cancel) -> Self {
         self.with_cancel(cancel)
     }
 }
-impl Scoped for crate::Doc {
+impl Scoped for crate::doc::Doc {
     fn with(&self, cancel: &Cancel) -> Self {
         self.with_cancel(cancel)
     }
@@ -97,9 +101,11 @@ fn js_transition(f: Function, what: &'static str) -> Box<Transition<'static>> {
             let returned = returned.map_err(Error::callback)?;
             let out = match returned.as_string() {
                 Some(json) => json,
-                None => {
-                    crate::platform::settled(&returned).await.map_err(Error::callback)?.as_string().unwrap_or_default()
-                }
+                None => crate::host::promise::settled(&returned)
+                    .await
+                    .map_err(Error::callback)?
+                    .as_string()
+                    .unwrap_or_default(),
             };
             js_json(&out, what)
         })
@@ -124,7 +130,7 @@ impl Clock for JsClock {
         }
     }
 
-    fn sleep(&self, secs: f64) -> crate::LocalBoxFuture<'static, ()> {
+    fn sleep(&self, secs: f64) -> crate::base::future::LocalBoxFuture<'static, ()> {
         SystemClock.sleep(secs)
     }
 }
@@ -138,7 +144,7 @@ fn count(n: Option<f64>, what: &str) -> Result<Option<u32>> {
     }
 }
 
-fn lease_or_null(lease: Option<crate::Lease>) -> JsValue {
+fn lease_or_null(lease: Option<crate::lease::Lease>) -> JsValue {
     lease.map_or(JsValue::NULL, |inner| JsLease { inner }.into())
 }
 
@@ -254,7 +260,7 @@ impl JsFencepost {
 
 #[wasm_bindgen(js_name = Lease)]
 pub struct JsLease {
-    inner: crate::Lease,
+    inner: crate::lease::Lease,
 }
 
 #[wasm_bindgen(js_class = Lease)]
@@ -348,7 +354,7 @@ impl JsLease {
 
 #[wasm_bindgen(js_name = Doc)]
 pub struct JsDoc {
-    inner: crate::Doc,
+    inner: crate::doc::Doc,
 }
 
 #[wasm_bindgen(js_class = Doc)]

@@ -5,7 +5,7 @@
 
 use serde_json::{Number, Value};
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// Integers beyond 2^53 in text from JS are the digits JS prints for a double (`-(2 ** 60)` prints
 /// as `-1152921504606847000`): written as the double's exact integer value, as Python and CairnDB
@@ -14,8 +14,8 @@ const EXACT: u64 = 1 << 53;
 
 /// JSON text from the JS layer as a value; `what` names it in the (unexpected) error.
 pub fn js_json(text: &str, what: &str) -> Result<Value> {
-    let mut value = crate::json::read(text.as_bytes()).map_err(|e| {
-        let why = if e.kind == crate::json::ErrorKind::TooDeep { "is nested too deeply" } else { "is not JSON" };
+    let mut value = crate::codec::json::read(text.as_bytes()).map_err(|e| {
+        let why = if e.kind == crate::codec::json::ErrorKind::TooDeep { "is nested too deeply" } else { "is not JSON" };
         Error::invalid(format!("{what} {why}"))
     })?;
     exact_integers(&mut value);
@@ -40,5 +40,5 @@ fn exact_integers(value: &mut Value) {
 /// A value as JSON text for `JSON.parse` (canonical JSON: always valid, and serde_json's
 /// serializer is not compiled in).
 pub fn text(value: &Value) -> String {
-    String::from_utf8(crate::json::to_canonical(value)).unwrap_or_else(|_| "null".into())
+    String::from_utf8(crate::codec::json::to_canonical(value)).unwrap_or_else(|_| "null".into())
 }

@@ -6,7 +6,7 @@
 use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;
 
-use crate::error::Error;
+use crate::base::error::Error;
 
 /// The property that marks a failure record (`MARK` in `pkg/errors.js`).
 const MARK: &str = "__fencepost";

@@ -5,9 +5,9 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::Cancel;
-use crate::error::Error;
-pub use crate::js::AbortSignal;
+use crate::base::cancel::Cancel;
+use crate::base::error::Error;
+pub use crate::host::sys::AbortSignal;
 
 /// A [`Cancel`] that follows a signal for as long as this value lives.
 pub struct Linked {

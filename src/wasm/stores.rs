@@ -2,14 +2,14 @@
 //! testing toolkit's `faultStore(store)` and `manualClock()`. The JS layer wraps each store in its
 //! own `Store` class and passes this one to `new Fencepost(store)`.
 
-use crate::error::quoted;
+use crate::base::error::quoted;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 
 use super::errors::to_js;
-use crate::SystemClock;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::host::clock::SystemClock;
 use crate::store::r2::R2Store;
 use crate::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
 use crate::store::{CountingStore, FaultStore, Injected, MemoryStore, ObjectStore, Op, RequestCounts, Rule};
@@ -211,7 +211,7 @@ impl JsManualClock {
     /// Store requests on the network right now (the driver lets them settle between steps).
     #[wasm_bindgen(js_name = ioInFlight)]
     pub fn io_in_flight(&self) -> u32 {
-        crate::store::io_in_flight() as u32
+        crate::host::io::requests_in_flight() as u32
     }
 
     /// A second handle on the same clock (for `new Fencepost(store, {clock})`).

@@ -992,8 +992,8 @@ pub async fn with_lease_runs_f_then_releases(cx: Ctx) {
     let db = cx.real_time();
     let got = db
         .with_lease("job", lease_opts(30.0, "a"), None, async |lease| {
-            lease.write(json!("working")).await.unwrap();
-            (lease.epoch(), lease.holder().to_owned())
+            lease.write(json!("working")).await?;
+            Ok::<_, fencepost::Error>((lease.epoch(), lease.holder().to_owned()))
         })
         .await
         .unwrap();
@@ -1002,7 +1002,9 @@ pub async fn with_lease_runs_f_then_releases(cx: Ctx) {
     assert_eq!((&stored["holder"], &stored["state"]), (&Value::Null, &json!("working")), "released after f");
     // `f` releasing the lease itself is fine too.
     let got = db
-        .with_lease("job", lease_opts(30.0, "a"), None, async |lease| lease.release(Some(json!("done"))).await.is_ok())
+        .with_lease("job", lease_opts(30.0, "a"), None, async |lease| {
+            Ok::<_, fencepost::Error>(lease.release(Some(json!("done"))).await.is_ok())
+        })
         .await
         .unwrap();
     assert_eq!(got, Some(true));
@@ -1013,7 +1015,11 @@ pub async fn with_lease_runs_f_then_releases(cx: Ctx) {
 pub async fn with_lease_does_not_call_f_when_held(cx: Ctx) {
     cx.peer().lease("job", lease_opts(30.0, "b"), None).await.unwrap().unwrap();
     let called = Cell::new(false);
-    let got = cx.db.with_lease("job", lease_opts(30.0, "a"), None, async |_| called.set(true)).await.unwrap();
+    let got = cx.db.with_lease("job", lease_opts(30.0, "a"), None, async |_| {
+        called.set(true);
+        Ok::<_, fencepost::Error>(())
+    });
+    let got = got.await.unwrap();
     assert!(got.is_none() && !called.get());
     assert_eq!(cx.take_counts(), counts(1, 0));
 }

@@ -208,16 +208,16 @@ async fn advance_job(db: &Fencepost, s: &Settings, job_id: &str, invocation: &st
         })
         .await;
     match ran {
-        Ok(Some(Ok(summary))) => Ok(summary),
+        Ok(Some(summary)) => Ok(summary),
         Ok(None) => Ok(json!({"id": job_id, "outcome": "busy"})),
         Err(e) if job_finished(&e).is_some() => {
             Ok(json!({"id": job_id, "outcome": "refused", "reason": format!("job already {}", job_finished(&e).unwrap_or_default())}))
         }
         // Someone else owns the job now (our lease expired and was taken over): stop.
-        Ok(Some(Err(lost @ Error::LeaseLost { .. }))) | Err(lost @ Error::LeaseLost { .. }) => {
+        Err(lost @ Error::LeaseLost { .. }) => {
             Ok(json!({"id": job_id, "outcome": "lost", "reason": lost.to_string()}))
         }
-        Ok(Some(Err(e))) | Err(e) => Err(e),
+        Err(e) => Err(e),
     }
 }
 

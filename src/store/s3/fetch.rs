@@ -1,13 +1,13 @@
 //! The wasm transport: the host's global `fetch`, which Workers, Deno, Node and browsers all have
-//! (unlike `window`). The raw bindings it calls are in `crate::js`; this is the idiomatic wrapper.
+//! (unlike `window`). The raw bindings it calls are in `crate::host::sys`; this is the idiomatic wrapper.
 
-use crate::error::quoted;
+use crate::base::error::quoted;
 use async_trait::async_trait;
 use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::{HttpRequest, HttpResponse, HttpTransport, TransportError};
-use crate::js::{self, AbortController, Response};
+use crate::host::sys::{self, AbortController, Response};
 
 /// Aborts the `fetch` when the send is dropped before it finished: the store's timeout or a
 /// cancel abandoned it, and dropping the wait alone would leave the connection busy.
@@ -47,9 +47,9 @@ impl HttpTransport for FetchTransport {
         let body = (!matches!(request.method, "GET" | "HEAD")).then(|| Uint8Array::from(request.body.as_slice()));
         let signal = controller.as_ref().map(AbortController::signal);
         let guard = AbortOnDrop(controller);
-        let promise = js::fetch_with_header_text(&request.url, request.method, &header_text, body, signal)
+        let promise = sys::fetch_with_header_text(&request.url, request.method, &header_text, body, signal)
             .map_err(|e| describe("fetch threw", &e))?;
-        let response = crate::platform::settled(&promise).await.map_err(|e| rejected(&e))?;
+        let response = crate::host::promise::settled(&promise).await.map_err(|e| rejected(&e))?;
         if !response.is_object() {
             return Err("fetch resolved to something that is not a response".into());
         }
@@ -59,7 +59,7 @@ impl HttpTransport for FetchTransport {
     }
 }
 
-/// The request's headers as "name:value\n" lines, the one text `src/host.js` splits. A name or value
+/// The request's headers as "name:value\n" lines, the one text `src/host/host.js` splits. A name or value
 /// with a line break (which no valid header has) would split into other headers: refused, unsent.
 fn header_text(headers: &[(String, String)]) -> Result<String, TransportError> {
     let mut text = String::with_capacity(headers.iter().map(|(n, v)| n.len() + v.len() + 2).sum());
@@ -82,7 +82,7 @@ async fn read_response(response: &Response) -> Result<HttpResponse, String> {
         .as_f64()
         .filter(|s| (0.0..=999.0).contains(s) && s.fract() == 0.0)
         .ok_or_else(|| "fetch returned a response without a valid status".to_owned())? as u16;
-    let text = js::response_header_text(response).map_err(|e| describe("reading the response headers failed", &e))?;
+    let text = sys::response_header_text(response).map_err(|e| describe("reading the response headers failed", &e))?;
     let body = read_body(response).await.map_err(|e| describe("reading the response body failed", &e))?;
     Ok(HttpResponse { status, headers: parse_header_text(&text), body })
 }
@@ -98,7 +98,7 @@ fn parse_header_text(text: &str) -> Vec<(String, String)> {
 /// `await response.arrayBuffer()`. A connection that dies mid-body fails here, like one that
 /// never answered: the transport reports it and the store treats it as indeterminate.
 async fn read_body(response: &Response) -> Result<Vec<u8>, JsValue> {
-    let buffer = crate::platform::settled(&response.array_buffer()?).await?;
+    let buffer = crate::host::promise::settled(&response.array_buffer()?).await?;
     Ok(Uint8Array::new(&buffer).to_vec())
 }
 

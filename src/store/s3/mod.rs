@@ -29,7 +29,7 @@ mod reqwest_transport;
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use reqwest_transport::ReqwestTransport;
 
-use crate::error::quoted;
+use crate::base::error::quoted;
 use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
@@ -37,8 +37,8 @@ use std::rc::Rc;
 use async_trait::async_trait;
 
 use super::{ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
-use crate::error::{Error, Result};
-use crate::race::{Either, race};
+use crate::base::error::{Error, Result};
+use crate::base::future::{Either, race};
 use crate::time::{Clock, Timestamp};
 
 /// Seconds an attempt may go unanswered before it counts as a transport error.
@@ -239,10 +239,10 @@ impl S3ConfigBuilder {
         if !self.timeout.is_finite() || self.timeout <= 0.0 {
             return Err(Error::invalid(format!(
                 "S3 timeout must be a number of seconds > 0, got {}",
-                crate::json::number_text(self.timeout)
+                crate::base::number::number_text(self.timeout)
             )));
         }
-        let prefix = crate::keys::normalize_store_prefix(&self.prefix)?;
+        let prefix = crate::codec::keys::normalize_store_prefix(&self.prefix)?;
         Ok(S3Config {
             endpoint: self.endpoint,
             bucket: self.bucket,
@@ -533,10 +533,13 @@ impl S3Store {
         // The transport races the timeout: when it loses, its future is dropped (in wasm that
         // aborts the `fetch`, freeing the connection).
         let timeout = self.config.timeout;
-        let answer = match race(super::io(self.transport.send(request)), self.clock.sleep(timeout)).await {
-            Either::Left(answer) => answer,
-            Either::Right(()) => Err(format!("no answer within {} s", crate::json::number_text(timeout)).into()),
-        };
+        let answer =
+            match race(crate::host::io::in_flight(self.transport.send(request)), self.clock.sleep(timeout)).await {
+                Either::Left(answer) => answer,
+                Either::Right(()) => {
+                    Err(format!("no answer within {} s", crate::base::number::number_text(timeout)).into())
+                }
+            };
         // Always overwritten, so the objects layer, which reads it right after this returns,
         // never takes an older response's date for this one's.
         self.server_time.set(answer.as_ref().ok().and_then(response::server_time));
@@ -641,7 +644,7 @@ impl ObjectStore for S3Store {
     }
 
     fn max_key_bytes(&self) -> usize {
-        crate::keys::MAX_KEY_BYTES.saturating_sub(self.config.prefix.len())
+        crate::codec::keys::MAX_KEY_BYTES.saturating_sub(self.config.prefix.len())
     }
 
     fn server_time(&self) -> Option<Timestamp> {

@@ -17,7 +17,7 @@ use tokio::runtime::{Handle, Runtime};
 use tokio::task::AbortHandle;
 
 use super::{HttpRequest, HttpResponse, HttpTransport, TransportError};
-use crate::error::{Error, Result, StorageFailure};
+use crate::base::error::{Error, Result, StorageFailure};
 
 /// [`HttpTransport`] over a [`reqwest::Client`]. Clones share the client and its connection pool.
 ///

@@ -9,8 +9,8 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
+use crate::codec::encoding::hex;
 use crate::time::Timestamp;
-use crate::token::hex;
 
 /// SHA-256 of the empty body, the payload hash of every GET and DELETE.
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! network, so every path returns a value or a `MalformedResponse` error; nothing indexes, unwraps
 //! or recurses on it (the depth cap also keeps dropping a hostile tree from overflowing the stack).
 
-use crate::error::quoted;
+use crate::base::error::quoted;
 use crate::store::{FailureKind, StoreError};
 
 /// Deeper than any S3 document (they nest three or four levels).

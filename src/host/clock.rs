@@ -1,9 +1,8 @@
-//! The one place that touches the host: wall-clock time, timers and randomness, which differ
-//! between wasm (any JS host: Workers, Deno, Node, browsers) and native. [`SystemClock`] is the
-//! real [`Clock`] built on them. Everything else in the crate is platform-free: `time` only
-//! defines timestamps and the `Clock` seam, and never reads the host's clock itself.
+//! The host's clock: [`SystemClock`], the real [`Clock`] — `Date.now()` and `setTimeout` in wasm
+//! (any JS host: Workers, Deno, Node, browsers), the system clock and a timer thread natively.
 
-use crate::LocalBoxFuture;
+use crate::base::error::Result;
+use crate::base::future::LocalBoxFuture;
 use crate::time::{Clock, Timestamp};
 
 /// The real clock: `Date.now()` and `setTimeout` in wasm; the system clock and a timer thread
@@ -12,7 +11,7 @@ use crate::time::{Clock, Timestamp};
 pub struct SystemClock;
 
 impl Clock for SystemClock {
-    fn now(&self) -> crate::Result<Timestamp> {
+    fn now(&self) -> Result<Timestamp> {
         Ok(now())
     }
 
@@ -21,44 +20,14 @@ impl Clock for SystemClock {
     }
 }
 
-/// Fill `buf` from the OS / `crypto.getRandomValues`. Failure here means the host has no secure
-/// randomness at all, which no caller can recover from; it is reported, not panicked.
-///
-/// Bytes are drawn from a small per-thread pool refilled 256 bytes at a time: in wasm each
-/// `getRandomValues` is a call into JS, and every write needs a fresh token.
-pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
-    const POOL: usize = 256;
-    thread_local! {
-        static POOL_BYTES: std::cell::RefCell<([u8; POOL], usize)> = const { std::cell::RefCell::new(([0; POOL], POOL)) };
-    }
-    if buf.len() > POOL {
-        return getrandom::fill(buf).map_err(|e| format!("no secure random source: {e}"));
-    }
-    POOL_BYTES.with(|pool| {
-        let (bytes, used) = &mut *pool.borrow_mut();
-        if POOL - *used < buf.len() {
-            getrandom::fill(bytes).map_err(|e| format!("no secure random source: {e}"))?;
-            *used = 0;
-        }
-        buf.copy_from_slice(&bytes[*used..*used + buf.len()]);
-        // Handed-out bytes are not kept around.
-        bytes[*used..*used + buf.len()].fill(0);
-        *used += buf.len();
-        Ok(())
-    })
-}
-
 #[cfg(target_arch = "wasm32")]
 mod imp {
     use super::*;
-    use crate::js::{clear_timeout, set_timeout};
-    use std::cell::RefCell;
+    use crate::host::promise::HostCall;
+    use crate::host::sys::{clear_timeout, set_timeout};
     use std::future::Future;
     use std::pin::Pin;
-    use std::rc::Rc;
-    use std::task::{Context, Poll, Waker};
-    use wasm_bindgen::closure::Closure;
-    use wasm_bindgen::{JsCast, JsValue};
+    use wasm_bindgen::JsValue;
 
     /// Hosts clamp longer delays to about 1 ms (a 32-bit millisecond count): longer sleeps end
     /// early instead, and every caller re-checks the time after a sleep.
@@ -66,87 +35,6 @@ mod imp {
 
     pub fn now() -> Timestamp {
         Timestamp((js_sys::Date::now() * 1000.0) as i64)
-    }
-
-    /// The host's correctly rounded decimal parser: std's would add its tables (≈ 9 KB gzipped)
-    /// to a module whose every host already has one.
-    pub fn parse_f64(decimal: &str) -> f64 {
-        js_sys::parse_float(decimal)
-    }
-
-    /// The future of one call of a JS callback made for it (a timer's, a Promise's settlement):
-    /// the callback's first two arguments. One wasm-bindgen closure per wait — `JsFuture` makes
-    /// two, and a timer through a Promise three; each costs a JS function and a registration with
-    /// the glue's finalizer. The closure lives until the host calls it, even if this future is
-    /// dropped first (a Promise still settles later), and is freed by that call; `forget_call`
-    /// frees it when the host is known never to call (a cleared timer).
-    pub(crate) struct HostCall(Rc<RefCell<Waiting>>);
-
-    struct Waiting {
-        args: Option<(JsValue, JsValue)>,
-        waker: Option<Waker>,
-        closure: Option<Closure<dyn FnMut(JsValue, JsValue)>>,
-    }
-
-    impl HostCall {
-        /// A callback for the host to call once, and the future of that call.
-        pub(crate) fn new() -> (HostCall, js_sys::Function) {
-            let waiting = Rc::new(RefCell::new(Waiting { args: None, waker: None, closure: None }));
-            let shared = waiting.clone();
-            let closure = Closure::once(move |a: JsValue, b: JsValue| {
-                let (waker, closure) = {
-                    let mut w = shared.borrow_mut();
-                    w.args = Some((a, b));
-                    (w.waker.take(), w.closure.take())
-                };
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
-                // Freed while running: wasm-bindgen defers the release until this call returns.
-                drop(closure);
-            });
-            let function = closure.as_ref().unchecked_ref::<js_sys::Function>().clone();
-            waiting.borrow_mut().closure = Some(closure);
-            (HostCall(waiting), function)
-        }
-
-        /// The host will never call (its timer was cleared): free the callback now.
-        fn forget_call(&self) {
-            let closure = self.0.borrow_mut().closure.take();
-            drop(closure);
-        }
-    }
-
-    impl Future for HostCall {
-        type Output = (JsValue, JsValue);
-
-        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-            let mut w = self.0.borrow_mut();
-            match w.args.take() {
-                Some(args) => Poll::Ready(args),
-                None => {
-                    w.waker = Some(cx.waker().clone());
-                    Poll::Pending
-                }
-            }
-        }
-    }
-
-    /// `value` (a Promise, a thenable or a plain value) once settled: `Ok` fulfilled, `Err` rejected.
-    /// Listens at once, like `JsFuture::from`, not when first polled.
-    pub(crate) fn settled(value: &JsValue) -> impl Future<Output = Result<JsValue, JsValue>> + 'static {
-        let (call, callback) = HostCall::new();
-        let thrown = crate::js::settle(value, &callback).err();
-        if thrown.is_some() {
-            call.forget_call();
-        }
-        async move {
-            if let Some(e) = thrown {
-                return Err(e);
-            }
-            let (fulfilled, value) = call.await;
-            if fulfilled.is_truthy() { Ok(value) } else { Err(value) }
-        }
     }
 
     /// A host timer: cleared when the sleep is dropped early (raced against a request, a cancel),
@@ -159,7 +47,7 @@ mod imp {
     impl Drop for Timer {
         fn drop(&mut self) {
             // Not fired yet (firing takes the closure out): clear the host's timer.
-            if self.call.0.borrow().closure.is_some() {
+            if !self.call.fired() {
                 clear_timeout(&self.handle);
                 self.call.forget_call();
             }
@@ -183,10 +71,6 @@ mod imp {
     use std::sync::{Condvar, Mutex, MutexGuard, Once, OnceLock};
     use std::task::{Context, Poll, Waker};
     use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-    pub fn parse_f64(decimal: &str) -> f64 {
-        decimal.parse().unwrap_or(f64::NAN)
-    }
 
     pub fn now() -> Timestamp {
         let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
@@ -298,8 +182,8 @@ mod imp {
                     order.borrow_mut().push(10);
                 },
                 async {
-                    let never = crate::race::race(super::sleep(f64::INFINITY), super::sleep(f64::NAN));
-                    assert!(matches!(never.await, crate::race::Either::Right(())));
+                    let never = crate::base::future::race(super::sleep(f64::INFINITY), super::sleep(f64::NAN));
+                    assert!(matches!(never.await, crate::base::future::Either::Right(())));
                 },
             ));
             assert_eq!(*order.borrow(), [10, 30]);
@@ -307,7 +191,4 @@ mod imp {
         }
     }
 }
-pub(crate) use imp::parse_f64;
-#[cfg(target_arch = "wasm32")]
-pub(crate) use imp::settled;
 use imp::{now, sleep};

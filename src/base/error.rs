@@ -129,7 +129,7 @@ impl fmt::Display for Error {
                 write!(f, "write to {} may or may not have landed: {message}", quoted(key))
             }
             Error::Timeout { key, seconds } => {
-                write!(f, "timed out after {}s waiting for {}", crate::json::number_text(*seconds), quoted(key))
+                write!(f, "timed out after {}s waiting for {}", crate::base::number::number_text(*seconds), quoted(key))
             }
             Error::NotFound { key } => write!(f, "{} does not exist and no create value was given", quoted(key)),
             Error::Corrupt { key, message } => write!(f, "stored object {} is corrupt: {message}", quoted(key)),

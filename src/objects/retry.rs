@@ -1,8 +1,13 @@
-//! Retry policy: exponential backoff with full jitter within a bounded budget. The only place
-//! fencepost waits between attempts of the same request. Bounded because Workers cap subrequests
+//! Retries: the policy (exponential backoff with full jitter within a bounded budget), the one
+//! loop that repeats a request within it ([`Objects::retrying`]; the write path in `write` makes
+//! its attempts through the same backoff), and the equal-jitter schedule of polls and renewals.
+//! The only place fencepost waits between attempts of the same request. Bounded because Workers cap subrequests
 //! per invocation and a caller must hear "storage is down" rather than wait forever.
 
-use crate::error::{Error, Result};
+use super::Objects;
+use crate::base::error::{Error, Result};
+use crate::host::random::random_unit;
+use crate::store::{FailureKind, StoreResult};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
@@ -46,7 +51,53 @@ impl RetryPolicy {
 /// schedule says. For polls and renewals, where full jitter would sometimes retry at once.
 pub(crate) fn equal_jitter(n: u32, first: f64, max: f64) -> f64 {
     let d = (first * 2f64.powi(n.saturating_sub(1).min(16) as i32)).min(max);
-    d * (0.5 + 0.5 * crate::token::random_unit())
+    d * (0.5 + 0.5 * random_unit())
+}
+
+impl Objects {
+    /// Run a request that is safe to repeat (get, delete, list) within the retry budget. Retries
+    /// stop at a cancel either way; `abandon` says whether an attempt in flight is abandoned too.
+    pub(crate) async fn retrying<T, F, Fut>(&self, abandon: Abandon, mut request: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = StoreResult<T>>,
+    {
+        let mut attempt = 1;
+        loop {
+            let result = match abandon {
+                Abandon::OnCancel => self.send(request()).await?,
+                Abandon::Never => {
+                    let result = request().await;
+                    self.observe_store_clock();
+                    result
+                }
+            };
+            match result {
+                Ok(v) => return Ok(v),
+                Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
+                    self.backoff(attempt).await?;
+                    attempt += 1;
+                }
+                // Fatal, or the budget is spent: report the store's own words.
+                Err(e) => return Err(Error::Storage(e.into_failure())),
+            }
+        }
+    }
+
+    /// The wait before retry number `retry`; the cancel's reason if it fires (or has fired).
+    pub(super) async fn backoff(&self, retry: u32) -> Result<()> {
+        self.check_cancel()?;
+        let delay = self.retry.delay(retry, random_unit());
+        if delay > 0.0 { self.sleep(delay).await } else { Ok(()) }
+    }
+}
+
+/// Whether a cancel abandons a request in flight ([`Objects::retrying`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Abandon {
+    OnCancel,
+    /// Always awaited: a read-back, which settles a write in flight.
+    Never,
 }
 
 #[cfg(test)]

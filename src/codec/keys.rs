@@ -2,8 +2,8 @@
 //! them unambiguous everywhere: URL parsers rewrite `.`/`..` segments, control characters break
 //! headers and XML, and CairnDB's engine owns a few top-level prefixes.
 
-use crate::error::quoted;
-use crate::error::{Error, Result};
+use crate::base::error::quoted;
+use crate::base::error::{Error, Result};
 
 pub const MAX_KEY_BYTES: usize = 1024;
 pub const RESERVED_PREFIXES: [&str; 4] = ["log/", "snapshots/", "logs/", "txapplied/"];

@@ -290,7 +290,7 @@ impl Reader<'_> {
                 return Ok(n);
             }
         }
-        let f = exact_f64(text).unwrap_or_else(|| crate::platform::parse_f64(text));
+        let f = exact_f64(text).unwrap_or_else(|| crate::host::float::parse_f64(text));
         Number::from_f64(f).ok_or(ParseError { kind: ErrorKind::OutOfRange, offset: start })
     }
 
@@ -440,7 +440,7 @@ mod tests {
     #[test]
     fn minus_zero_is_an_integer_as_in_python() {
         assert_eq!(read(b"-0").unwrap(), Value::from(0));
-        assert_eq!(crate::json::to_canonical(&read(b"[-0,-0.0]").unwrap()), b"[0,-0.0]");
+        assert_eq!(crate::codec::json::to_canonical(&read(b"[-0,-0.0]").unwrap()), b"[0,-0.0]");
     }
 
     #[test]

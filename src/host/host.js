@@ -6,7 +6,7 @@
  * Call `callback(true, value)` or `callback(false, reason)` when `value` (a Promise, a thenable or
  * a plain value) settles: one callback where awaiting a Promise from Rust otherwise takes two.
  */
-export function settle(value, callback) {
+export function onSettled(value, callback) {
   Promise.resolve(value).then(
     (v) => callback(true, v),
     (e) => callback(false, e),

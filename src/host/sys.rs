@@ -1,6 +1,6 @@
 //! The raw bindings to the JS host (wasm32 only), in one place, as in workers-rs's `worker-sys`:
 //! typed `extern` declarations of exactly the globals, methods and properties fencepost uses, and
-//! no logic. The idiomatic wrappers are elsewhere: timers in `platform`, `fetch` in
+//! no logic. The idiomatic wrappers are elsewhere: timers in `host::clock`, `fetch` in
 //! `store::s3::fetch`, the R2 binding in `store::r2`, callers' abort signals in `wasm::signal`.
 //!
 //! Conventions:
@@ -78,13 +78,13 @@ extern "C" {
     pub(crate) fn array_buffer(this: &Response) -> Result<JsValue, JsValue>;
 }
 
-/// Host calls written in JS (`src/host.js`): settling a Promise with one callback, the S3
+/// Host calls written in JS (`src/host/host.js`): settling a Promise with one callback, the S3
 /// transport's headers as one text each way.
-#[wasm_bindgen(module = "/src/host.js")]
+#[wasm_bindgen(module = "/src/host/host.js")]
 extern "C" {
     /// `callback(true, value)` or `callback(false, reason)` once `value` settles.
-    #[wasm_bindgen(catch)]
-    pub(crate) fn settle(value: &JsValue, callback: &Function) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch, js_name = onSettled)]
+    pub(crate) fn on_settled(value: &JsValue, callback: &Function) -> Result<(), JsValue>;
 
     /// `fetch` with headers given as "name:value\n" lines. `catch`: a synchronous throw (a header
     /// value the host refuses…) becomes an `Err`.

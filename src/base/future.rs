@@ -1,11 +1,15 @@
-//! The one combinator fencepost needs: run two futures, keep the first to finish, drop the other;
-//! and `yield_now`, which lets other tasks of a single-threaded executor run.
+//! Futures: [`LocalBoxFuture`], the one combinator fencepost needs ([`race`]: run two futures,
+//! keep the first to finish, drop the other) and `yield_now`, which lets other tasks of a
+//! single-threaded executor run.
 //! Hand-written (a dozen lines) rather than a dependency, since the crate is compiled to wasm and
 //! every dependency counts.
 
 use std::future::Future;
 use std::pin::pin;
 use std::task::Poll;
+
+/// A boxed future that need not be `Send`: wasm hosts and Workers are single-threaded.
+pub type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + 'a>>;
 
 /// Which of two raced futures finished first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use std::pin::Pin;
 use std::rc::{Rc, Weak};
 use std::task::{Context, Poll, Waker};
 
-use crate::error::{Error, Result};
-use crate::race::{Either, race};
+use crate::base::error::{Error, Result};
+use crate::base::future::{Either, race};
 
 /// A cancellation flag with a reason. Clones share it; once fired it stays fired with its first
 /// reason (later `cancel` calls are ignored, as with `AbortController.abort`).

@@ -1,0 +1,79 @@
+//! Numbers as text without `core::fmt`'s float formatting (which would add its tables to the wasm):
+//! Python's `repr(float)` for the wire format and JS's number printing for messages share one
+//! shortest-digits routine.
+
+/// Python's `repr(float)`: the shortest round-tripping digits, positional notation when the decimal
+/// exponent is in [-4, 16), scientific (`1e+16`, `1.5e-05`) otherwise, always with a `.0` or an
+/// exponent so it reads back as a float.
+pub(crate) fn python_float_repr(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+    }
+    shortest_text(f, -4..16, ".0", 2)
+}
+
+/// A number for a message, as JS would print it (`30`, `0.5`, `1e+21`), without pulling float
+/// formatting from `core::fmt` into the wasm: the same shortest digits as the wire format.
+pub(crate) fn number_text(f: f64) -> String {
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN".into()
+        } else if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    if f == 0.0 {
+        return "0".into();
+    }
+    shortest_text(f, -6..21, "", 1)
+}
+
+/// The shortest digits of a finite, non-zero `f`: positional when the decimal exponent is in
+/// `plain` (integral values ending in `whole`), otherwise scientific with a signed exponent of at
+/// least `exp_digits` digits. Python's repr and JS's number printing differ only in those choices.
+fn shortest_text(f: f64, plain: std::ops::Range<i32>, whole: &str, exp_digits: usize) -> String {
+    let (negative, digits, exp) = shortest_digits(f);
+    let sign = if negative { "-" } else { "" };
+    if plain.contains(&exp) {
+        return format!("{sign}{}", positional(&digits, exp, whole));
+    }
+    let (first, rest) = digits.split_at(1);
+    let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+    let exp_sign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}{first}{frac}e{exp_sign}{:0exp_digits$}", exp.abs())
+}
+
+/// `digits` × 10^(exp - digits + 1) written out without an exponent; `whole` ends integral values.
+fn positional(digits: &str, exp: i32, whole: &str) -> String {
+    let point = exp + 1; // position of the decimal point within `digits`
+    if point <= 0 {
+        format!("0.{}{}", "0".repeat((-point) as usize), digits)
+    } else if point as usize >= digits.len() {
+        format!("{}{}{whole}", digits, "0".repeat(point as usize - digits.len()))
+    } else {
+        let (int, frac) = digits.split_at(point as usize);
+        format!("{int}.{frac}")
+    }
+}
+
+/// The shortest round-tripping decimal digits of a finite, non-zero `f` (ryu, which picks the
+/// closest of the shortest and rounds ties to even, as Python's repr does): (negative, digits without leading or trailing
+/// zeros, exponent of the first digit).
+pub(crate) fn shortest_digits(f: f64) -> (bool, String, i32) {
+    let mut buffer = ryu::Buffer::new();
+    let text = buffer.format_finite(f);
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, text),
+    };
+    let (mantissa, exp) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
+    let exp: i32 = exp.trim_start_matches('+').parse().unwrap_or(0);
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all: String = int.chars().chain(frac.chars()).collect();
+    let leading = all.len() - all.trim_start_matches('0').len();
+    let digits = all.trim_matches('0').to_owned();
+    // The first significant digit sits `int.len() - 1 - leading` places left of the units.
+    (negative, digits, exp + int.len() as i32 - 1 - leading as i32)
+}

@@ -1,0 +1,202 @@
+//! `Fencepost`: the whole coordination API on one store, in one place. Each method checks nothing
+//! and decides nothing itself: it hands over to the primitive's own module (`claim`, `lease`,
+//! `doc`), which works through the objects layer.
+
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::base::cancel::Cancel;
+use crate::base::error::Result;
+use crate::claim::{self, Claim};
+use crate::doc::Doc;
+use crate::host::clock::SystemClock;
+use crate::lease::{Lease, LeaseOptions, acquire, with_lease};
+use crate::objects::Objects;
+use crate::objects::retry::RetryPolicy;
+use crate::objects::transition::Transition;
+use crate::store::ObjectStore;
+use crate::time::{Clock, ClockSource};
+
+/// Options of [`Fencepost::new`]; `Options::default()` for the usual ones.
+#[derive(Clone, Default)]
+pub struct Options {
+    /// Where "now" comes from (lease deadlines) and how to wait; defaults to [`SystemClock`].
+    pub clock: Option<Rc<dyn Clock>>,
+    /// How transient store failures are retried (5 attempts, full-jitter backoff by default).
+    pub retry: RetryPolicy,
+    /// Whose time lease deadlines are written and judged in: `clock` (default), or the store's
+    /// (`clock` corrected by the offset the store's responses show).
+    pub clock_source: ClockSource,
+}
+
+/// The coordination primitives on one store: [`Fencepost::claim`], [`Fencepost::lease`] (and
+/// [`Fencepost::with_lease`], [`Fencepost::attach_lease`], [`Fencepost::cooperative_write`]),
+/// [`Fencepost::doc`], and the layer below, [`Fencepost::objects`]. Cheap to clone; several
+/// `Fencepost`s on one store behave like separate processes sharing a bucket.
+#[derive(Clone)]
+pub struct Fencepost {
+    pub(crate) objects: Objects,
+}
+
+impl Fencepost {
+    /// Coordination on `store`. Fails only for invalid `options`.
+    pub fn new(store: Rc<dyn ObjectStore>, options: Options) -> Result<Self> {
+        let clock = options.clock.unwrap_or_else(|| Rc::new(SystemClock));
+        let objects = Objects::new(store, clock, options.retry)?.with_clock_source(options.clock_source);
+        Ok(Fencepost { objects })
+    }
+
+    /// A handle whose calls obey `cancel`: waits and retries stop when it fires, and the call
+    /// settles as described in [`Objects`]' "Cancellation". Docs made from it obey it too; a lease acquired
+    /// through it does not (the cancel is the acquisition's; see [`crate::Lease::with_cancel`]).
+    pub fn with_cancel(&self, cancel: &Cancel) -> Fencepost {
+        Fencepost { objects: self.objects.with_cancel(cancel) }
+    }
+
+    /// The layer-0 API on the same store.
+    pub fn objects(&self) -> &Objects {
+        &self.objects
+    }
+
+    /// Claim `key` for `value`: put-if-absent, then (having lost) read the winner. Exactly one
+    /// caller wins; every loser gets the winner's value. Claims are immutable: there is no
+    /// unclaim. Requests: 1 when won, 2 when lost.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use fencepost::store::MemoryStore;
+    /// use fencepost::{Fencepost, Options};
+    /// use serde_json::json;
+    ///
+    /// # futures::executor::block_on(async {
+    /// // Two Workers on one bucket (here: one memory store) racing for the same cron tick.
+    /// let bucket = Rc::new(MemoryStore::new());
+    /// let a = Fencepost::new(bucket.clone(), Options::default())?;
+    /// let b = Fencepost::new(bucket, Options::default())?;
+    /// let key = "cron/*/5 * * * */2026-05-01T09:00:00.000Z";
+    /// let (ca, cb) = futures::join!(a.claim(key, json!({"by": "a"})), b.claim(key, json!({"by": "b"})));
+    /// let (ca, cb) = (ca?, cb?);
+    /// assert!(ca.won != cb.won, "exactly one winner");
+    /// assert_eq!(ca.value, cb.value, "the loser learns the winner's value");
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn claim(&self, key: &str, value: Value) -> Result<Claim> {
+        claim::claim(&self.objects, key, value).await
+    }
+
+    /// Acquire `key`, or `None` when it is held by someone else (or expired and
+    /// `steal_if_expired` is false). With `wait`, a held lease is tried again until it is acquired
+    /// or `wait` seconds have passed; the call's cancel ([`Fencepost::with_cancel`]) stops that.
+    /// Requests: 2 to acquire, 1 per attempt while held.
+    pub async fn lease(
+        &self,
+        key: &str,
+        options: LeaseOptions,
+        state_fn: Option<&mut Transition<'_>>,
+    ) -> Result<Option<Lease>> {
+        acquire::lease(&self.objects, key, options, state_fn).await
+    }
+
+    /// Acquire `key` (honouring `options.wait` and this handle's cancel), run `f` with the lease
+    /// while keep-alive renews it, then release it. `Ok(None)` without calling `f` when the lease
+    /// could not be acquired.
+    ///
+    /// - `f` succeeds and the lease was held throughout → `Ok(Some(output))`, after the release;
+    ///   a failed release is reported (`Err`): the lease then stays held until its deadline.
+    /// - `f` fails → its error; the lease is released (a failed release is not reported over
+    ///   `f`'s own error; the lease then expires at its deadline).
+    /// - the lease is lost while `f` runs → `f` still runs to its end (it learns of the loss from
+    ///   [`Lease::ended`] and from its guarded writes rejecting with `LeaseLost`, and may return
+    ///   early); then its error if it failed, else the `LeaseLost`, since its work was not fenced
+    ///   to the end. The npm package's `withLease` behaves the same way (a JS function cannot be
+    ///   dropped either: its `signal` aborts instead).
+    ///
+    /// This handle's cancel applies to the acquisition (and its `wait`); once acquired, `f` runs
+    /// to its end and the lease is released as above.
+    ///
+    /// `f` may release the lease itself; keep-alive then stops and `f` runs on. `f` is an async
+    /// closure (`async |lease| { … }`), so it may borrow from its surroundings.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use fencepost::store::MemoryStore;
+    /// use fencepost::{Fencepost, LeaseOptions, Options, transition};
+    /// use serde_json::json;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+    /// let mut steps_run = Vec::new();
+    /// let outcome = db
+    ///     .with_lease("jobs/rollup", LeaseOptions::new(30.0), None, async |lease| {
+    ///         for step in 1..=3 {
+    ///             // ... one idempotent step of work, then a checkpoint guarded by the epoch ...
+    ///             lease.write(json!({"step": step})).await?;
+    ///             steps_run.push(step);
+    ///         }
+    ///         Ok::<_, fencepost::Error>(lease.epoch())
+    ///     })
+    ///     .await?;
+    /// assert_eq!(outcome, Some(1), "ran under epoch 1");
+    /// assert_eq!(steps_run, [1, 2, 3]);
+    /// // Released at the end: the next taker gets epoch 2 and the last checkpoint.
+    /// let next = db.lease("jobs/rollup", LeaseOptions::new(30.0), None).await?.expect("released");
+    /// assert_eq!((next.epoch(), next.state()), (2, json!({"step": 3})));
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn with_lease<T, E, F>(
+        &self,
+        key: &str,
+        options: LeaseOptions,
+        state_fn: Option<&mut Transition<'_>>,
+        f: F,
+    ) -> std::result::Result<Option<T>, E>
+    where
+        F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
+        E: From<crate::base::error::Error>,
+    {
+        let every = options.keep_alive_every;
+        with_lease::with_lease(&self.objects, key, options, every, state_fn, f).await
+    }
+
+    /// Re-attach to the current ownership period of `holder`: one read, nothing written. `None`
+    /// when the lease is absent, released, held by someone else, or expired.
+    pub async fn attach_lease(&self, key: &str, holder: &str, ttl: f64) -> Result<Option<Lease>> {
+        acquire::attach_lease(&self.objects, key, holder, ttl).await
+    }
+
+    /// Change the state of a lease from outside: a CAS loop on `state` only; epoch, holder and
+    /// deadline are preserved and the holder is not fenced. `None` when there is no lease document.
+    /// Requests: 2.
+    pub async fn cooperative_write(&self, key: &str, f: &mut Transition<'_>) -> Result<Option<Value>> {
+        acquire::cooperative_write(&self.objects, key, f).await
+    }
+
+    /// A handle on the JSON document at `key` (no request; the key is checked here).
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use fencepost::store::MemoryStore;
+    /// use fencepost::{Doc, Fencepost, Options, transition};
+    /// use serde_json::json;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+    /// let counter = db.doc("stats/visits")?;
+    /// assert!(counter.get().await?.is_none());
+    /// // Read, apply, compare-and-swap; start from `create` when absent; retry on conflict.
+    /// let mut incr = transition(|v| Ok(json!(v.as_i64().unwrap_or(0) + 1)));
+    /// counter.update(&mut *incr, Some(json!(0)), Doc::DEFAULT_MAX_ATTEMPTS).await?;
+    /// let written = counter.update(&mut *incr, Some(json!(0)), Doc::DEFAULT_MAX_ATTEMPTS).await?;
+    /// assert_eq!(written, json!(2));
+    /// assert_eq!(counter.get().await?.map(|d| d.value), Some(json!(2)));
+    /// counter.delete().await?;
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn doc(&self, key: &str) -> Result<Doc> {
+        Doc::new(&self.objects, key)
+    }
+}

@@ -1,0 +1,12 @@
+//! The one layer that touches the host: wall-clock time and timers, randomness, number parsing,
+//! and (in wasm) the JS host's functions and Promises. The layers below (`base`, `time`) are
+//! pure; everything above reaches the host only through here.
+
+pub mod clock;
+pub(crate) mod float;
+pub(crate) mod io;
+#[cfg(target_arch = "wasm32")]
+pub(crate) mod promise;
+pub(crate) mod random;
+#[cfg(target_arch = "wasm32")]
+pub(crate) mod sys;

@@ -1,0 +1,77 @@
+//! Running a function under a lease: acquire, keep alive while the function runs, release.
+//!
+//! One behaviour for every caller (Rust's `Fencepost::with_lease` and the JS binding's
+//! `withLease`, which cannot drop a Promise): the function always runs to its end. When the lease
+//! is lost meanwhile, the function learns it through [`Lease::ended`] (JS: its `signal` aborts)
+//! and through its guarded writes rejecting with `LeaseLost`; its result is then not trusted:
+//! the call fails with the `LeaseLost` (or with the function's own error, if it failed).
+
+use std::pin::pin;
+
+use super::{Lease, LeaseOptions, acquire};
+use crate::base::cancel::Cancel;
+use crate::base::error::Error;
+use crate::base::future::{Either, race};
+use crate::objects::Objects;
+use crate::objects::transition::Transition;
+
+/// Acquire `key`, run `f` with the lease while keep-alive renews it every `every` seconds
+/// (default `ttl / 3`), then release it. `Ok(None)` without calling `f` when the lease could not
+/// be acquired. Outcomes:
+/// - `f` succeeds and the lease was held throughout → `f`'s output, after the release; a failed
+///   release is reported (`Err`): the lease then stays held until its deadline, and the caller
+///   should know that others cannot take it sooner.
+/// - `f` fails → `f`'s error; the lease is released, and a failed release is not reported over
+///   `f`'s own error (the lease then expires at its deadline).
+/// - the lease is lost while `f` runs → `f` runs on to its end (watching [`Lease::ended`] lets it
+///   stop early); then `f`'s error if it failed, else the `LeaseLost`: its work was not fenced to
+///   the end. Nothing is released (the period is over).
+///
+/// `f` may release the lease itself; keep-alive then stops and `f` runs on.
+pub(crate) async fn with_lease<T, E, F>(
+    objects: &Objects,
+    key: &str,
+    options: LeaseOptions,
+    every: Option<f64>,
+    state_fn: Option<&mut Transition<'_>>,
+    f: F,
+) -> std::result::Result<Option<T>, E>
+where
+    F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
+    E: From<Error>,
+{
+    if let Some(every) = every {
+        // Checked before anything is acquired, so a bad interval leaves nothing to release.
+        super::keep_alive::check_interval(options.ttl, every)?;
+    }
+    let Some(lease) = acquire::lease(objects, key, options, state_fn).await? else { return Ok(None) };
+    let stop = Cancel::new();
+    let mut keep_alive = pin!(lease.keep_alive(every, &stop));
+    let mut work = pin!(f(&lease));
+    let outcome = match race(work.as_mut(), keep_alive.as_mut()).await {
+        Either::Left(outcome) => {
+            // Stop keep-alive and let a renewal in flight settle, so the handle's view is current
+            // for the release.
+            stop.cancel();
+            let _ = keep_alive.await;
+            outcome
+        }
+        // Keep-alive is over (lost, or released by `f`): `f` runs on to its end.
+        Either::Right(_) => work.await,
+    };
+    match (outcome, lease.lost()) {
+        (Err(e), _) => {
+            if !lease.ended().is_cancelled() {
+                let _ = lease.release(None).await;
+            }
+            Err(e)
+        }
+        (Ok(_), Some(lost)) => Err(lost.into()),
+        (Ok(out), None) => {
+            if !lease.ended().is_cancelled() {
+                lease.release(None).await?;
+            }
+            Ok(Some(out))
+        }
+    }
+}
