@@ -48,7 +48,7 @@ count_plain() { awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$1; f+=$3} END {print p
 
 if want native; then
   stage native count_cargo cargo test --all-targets
-  # The rustdoc examples (claim, lease, doc, objects, testing, the README's Rust blocks) run too.
+  # The rustdoc examples (claim, lease, doc, objects, testing, the Rust guide docs/rust.md) run too.
   stage doctests count_cargo cargo test --doc --features reqwest
 fi
 if want lint; then
@@ -64,10 +64,11 @@ if want lint; then
     run cargo clippy --quiet --manifest-path examples/worker-rs/Cargo.toml --target wasm32-unknown-unknown -- -D warnings
     run env RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --features reqwest
     run env RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps --target wasm32-unknown-unknown --features worker
-    # House rules: `time` is pure (only `platform` touches the host, and `time` never imports it);
-    # the stores call JS through the typed bindings of src/js.rs, never a method looked up by name.
-    run bash -c '! grep -rn "platform" src/time'
-    run bash -c '! grep -rn "Reflect" src/store src/platform.rs'
+    # House rules: every module imports only from the layers below it (the list at the top of
+    # src/lib.rs; the JS layer's in scripts/js-layers.json), no cycles; the stores call JS through
+    # the typed bindings of src/host/sys.rs, never a method looked up by name.
+    run node scripts/lint-layers.mjs
+    run bash -c '! grep -rn "Reflect" src/store src/host'
     [ $ok -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
     return $ok
   }

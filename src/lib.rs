@@ -114,9 +114,9 @@ pub use objects::transition::{Transition, transition};
 pub use objects::{Objects, WaitOptions, Written};
 pub use time::{Clock, ClockSource, Timestamp};
 
-/// The README's Rust examples, compiled and run as doctests.
+/// The Rust guide's examples (docs/rust.md), compiled and run as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../README.md")]
+#[doc = include_str!("../docs/rust.md")]
 struct ReadmeDoctests;
 
 /// Shared by the unit tests.

@@ -13,7 +13,7 @@ use std::rc::Rc;
 use async_trait::async_trait;
 
 use super::counting::{Counter, Op, RequestCounts};
-use super::{ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
+use super::{FailureKind, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
 use crate::base::future::LocalBoxFuture;
 use crate::time::Clock;
 
@@ -222,7 +222,7 @@ impl FaultStore {
     async fn prepare(&self, fault: Option<Fault>) -> StoreResult<(Send, Option<Hook>)> {
         let injected = |status: u16, code: &str| {
             // Classified exactly as the S3 store classifies a real answer.
-            StoreError::new(super::s3::response::failure_kind(status, Some(code)), Some(code), Some(status), "injected")
+            StoreError::new(FailureKind::of_http(status, Some(code)), Some(code), Some(status), "injected")
         };
         Ok(match fault {
             None | Some(Fault::Pass) => (Send::Answer, None),

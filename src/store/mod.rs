@@ -134,6 +134,23 @@ pub enum FailureKind {
     Fatal,
 }
 
+impl FailureKind {
+    /// What an HTTP status (and the store's error code) lets the retry layer do: S3's statuses,
+    /// which the other HTTP stores share, and the fault store's injected answers.
+    pub(crate) fn of_http(status: u16, code: Option<&str>) -> FailureKind {
+        match (status, code) {
+            (409, Some("ConditionalRequestConflict")) => FailureKind::ConditionalConflict,
+            // Refused before anything was applied; trying again can help.
+            (409 | 429 | 503, _) => FailureKind::Transient,
+            // The server gave up waiting for our body: nothing was applied.
+            (408, _) | (400, Some("RequestTimeout")) => FailureKind::Transient,
+            // 500, 502, 504…: the request may have been applied before the failure.
+            (500..=599, _) => FailureKind::Indeterminate,
+            _ => FailureKind::Fatal,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreError {
     pub kind: FailureKind,

@@ -94,7 +94,7 @@ pub fn next_page_token(
 pub fn classify_failure(response: &HttpResponse, what: &dyn std::fmt::Display) -> StoreError {
     let parsed = xml::parse_error_body(&response.body);
     let code = parsed.as_ref().and_then(|b| b.code.clone());
-    let kind = failure_kind(response.status, code.as_deref());
+    let kind = FailureKind::of_http(response.status, code.as_deref());
     let detail = match (parsed.as_ref().and_then(|b| b.message.as_deref()), &code) {
         (Some(message), _) => message.to_owned(),
         (None, Some(code)) => code.clone(),
@@ -103,20 +103,6 @@ pub fn classify_failure(response: &HttpResponse, what: &dyn std::fmt::Display) -
     let message =
         if detail.is_empty() { format!("{what}: HTTP {}", response.status) } else { format!("{what}: {detail}") };
     StoreError { kind, code, status: Some(response.status), message }
-}
-
-/// What a status (and code) lets the retry layer do.
-pub(crate) fn failure_kind(status: u16, code: Option<&str>) -> FailureKind {
-    match (status, code) {
-        (409, Some("ConditionalRequestConflict")) => FailureKind::ConditionalConflict,
-        // Refused before anything was applied; trying again can help.
-        (409 | 429 | 503, _) => FailureKind::Transient,
-        // The server gave up waiting for our body: nothing was applied.
-        (408, _) | (400, Some("RequestTimeout")) => FailureKind::Transient,
-        // 500, 502, 504…: the request may have been applied before the failure.
-        (500..=599, _) => FailureKind::Indeterminate,
-        _ => FailureKind::Fatal,
-    }
 }
 
 /// A 404 about the bucket is a configuration error, never "the key is absent".
