@@ -19,6 +19,7 @@
 
 use std::rc::Rc;
 
+use fencepost::store::PrefixStore;
 use fencepost::store::s3::{ReqwestTransport, S3Config, S3Store};
 use fencepost::{Clock, Error, Fencepost, LeaseOptions, Options, SystemClock, Timestamp, transition};
 use serde_json::{Value, json};
@@ -34,10 +35,11 @@ fn connect(extra_prefix: &str) -> Result<Fencepost, Failure> {
     let region = env("REGION").unwrap_or_else(|_| "us-east-1".into());
     let config =
         S3Config::builder(&env("ENDPOINT")?, &env("BUCKET")?, &region, &env("ACCESS_KEY")?, &env("SECRET_KEY")?)
-            .prefix(&prefix)
             .timeout(10.0)
             .build()?;
     let store = S3Store::new(config, Rc::new(ReqwestTransport::new()?), Rc::new(SystemClock));
+    // Every key of this service under `prefix`: several users can share the bucket.
+    let store = PrefixStore::new(Rc::new(store), &prefix)?;
     Ok(Fencepost::new(Rc::new(store), Options::default())?)
 }
 

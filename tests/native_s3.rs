@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use conformance::Ctx;
+use fencepost::store::PrefixStore;
 use fencepost::store::s3::{Addressing, ReqwestTransport, S3Config, S3Store};
 use fencepost::{Error, Fencepost, Options, RetryPolicy, SystemClock};
 use serde_json::json;
@@ -35,18 +36,18 @@ fn server_env(server: &str) -> Option<[String; 5]> {
 }
 
 /// A fresh namespace (unique prefix) on the named server, so cases never see each other's keys.
-fn s3(server: &str, secret_override: Option<&str>) -> Option<S3Store> {
+fn s3(server: &str, secret_override: Option<&str>) -> Option<PrefixStore> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let [endpoint, bucket, region, access_key, secret] = server_env(server)?;
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos();
     let prefix = format!("native-{nanos:x}-{}-{}/", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
     let config = S3Config::builder(&endpoint, &bucket, &region, &access_key, secret_override.unwrap_or(&secret))
-        .prefix(&prefix)
         .addressing(Addressing::Path)
         .build()
         .expect("valid S3 config");
     let transport = ReqwestTransport::new().expect("an HTTP client");
-    Some(S3Store::new(config, Rc::new(transport), Rc::new(SystemClock)))
+    let store = S3Store::new(config, Rc::new(transport), Rc::new(SystemClock));
+    Some(PrefixStore::new(Rc::new(store), &prefix).expect("a valid prefix"))
 }
 
 fn run<F: std::future::Future<Output = ()>>(server: &str, case: fn(Ctx) -> F) {

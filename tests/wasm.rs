@@ -12,7 +12,7 @@ use std::rc::Rc;
 use conformance::Ctx;
 use fencepost::SystemClock;
 use fencepost::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
-use fencepost::store::{MemoryStore, ObjectStore};
+use fencepost::store::{MemoryStore, ObjectStore, PrefixStore};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
@@ -24,7 +24,7 @@ extern "C" {
 }
 
 /// A fresh namespace (unique prefix) on the named server, so cases never see each other's keys.
-fn s3(server: &str, secret_override: Option<&str>) -> S3Store {
+fn s3(server: &str, secret_override: Option<&str>) -> PrefixStore {
     let var = |name: &str| {
         env(&format!("FENCEPOST_{server}_{name}"))
             .unwrap_or_else(|| panic!("FENCEPOST_{server}_{name} is not set: run the suite through scripts/test.sh"))
@@ -33,11 +33,11 @@ fn s3(server: &str, secret_override: Option<&str>) -> S3Store {
     let prefix = format!("t-{}/", (js_sys::Math::random() * 1e16) as u64);
     let secret = secret_override.map(str::to_owned).unwrap_or_else(|| var("SECRET_KEY"));
     let config = S3Config::builder(&var("ENDPOINT"), &var("BUCKET"), &var("REGION"), &var("ACCESS_KEY"), &secret)
-        .prefix(&prefix)
         .addressing(Addressing::Path)
         .build()
         .expect("valid S3 config");
-    S3Store::new(config, Rc::new(FetchTransport::new()), Rc::new(SystemClock))
+    let store = S3Store::new(config, Rc::new(FetchTransport::new()), Rc::new(SystemClock));
+    PrefixStore::new(Rc::new(store), &prefix).expect("a valid prefix")
 }
 
 async fn run<F: std::future::Future<Output = ()>>(store: Rc<dyn ObjectStore>, case: fn(Ctx) -> F) {

@@ -11,7 +11,7 @@ use futures::task::LocalSpawnExt;
 use serde_json::json;
 
 use super::*;
-use crate::store::{MemoryStore, Op, PutOutcome};
+use crate::store::{ListPage, MemoryStore, Op, PutOutcome};
 use crate::testing::{Fault, FaultStore};
 use crate::time::ManualClock;
 use crate::{Fencepost, LeaseOptions, Options};
@@ -88,8 +88,8 @@ impl ObjectStore for ClockedStore {
     async fn delete(&self, key: &str) -> StoreResult<()> {
         self.inner.delete(key).await
     }
-    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        self.inner.list(prefix).await
+    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
+        self.inner.list_page(prefix, cursor).await
     }
     fn server_time(&self) -> Option<Timestamp> {
         self.true_time.now().ok()

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
-use super::{ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+use super::{ListPage, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
 
 /// Which request: what faults apply to and what counts are kept per.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,9 +106,9 @@ impl ObjectStore for CountingStore {
         self.inner.delete(key).await
     }
 
-    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
+    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
         self.counter.record(Op::List);
-        self.inner.list(prefix).await
+        self.inner.list_page(prefix, cursor).await
     }
 
     fn max_key_bytes(&self) -> usize {

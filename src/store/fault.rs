@@ -13,7 +13,9 @@ use std::rc::Rc;
 use async_trait::async_trait;
 
 use super::counting::{Counter, Op, RequestCounts};
-use super::{FailureKind, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
+use super::{
+    FailureKind, ListPage, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta,
+};
 use crate::base::future::LocalBoxFuture;
 use crate::time::Clock;
 
@@ -297,8 +299,8 @@ impl ObjectStore for FaultStore {
         self.run(Op::Delete, key, self.inner.delete(key)).await
     }
 
-    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        self.run(Op::List, prefix, self.inner.list(prefix)).await
+    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
+        self.run(Op::List, prefix, self.inner.list_page(prefix, cursor)).await
     }
 
     fn max_key_bytes(&self) -> usize {

@@ -5,11 +5,15 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::rc::Rc;
 
 use async_trait::async_trait;
 
-use super::{ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, md5_etag};
+use super::{ListPage, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, md5_etag};
+
+/// Keys per listing page, as S3 returns them.
+const PAGE: usize = 1000;
 
 #[derive(Debug, Clone, Default)]
 pub struct MemoryStore {
@@ -60,9 +64,22 @@ impl ObjectStore for MemoryStore {
         Ok(())
     }
 
-    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
+    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
         crate::base::future::yield_now().await;
         let objects = self.objects.borrow();
-        Ok(objects.range(prefix.to_owned()..).map(|(k, _)| k).take_while(|k| k.starts_with(prefix)).cloned().collect())
+        // Pages of S3's size, so callers meet the page loop as they would on a real store.
+        let from = match cursor {
+            Some(after) => (Bound::Excluded(after.to_owned()), Bound::Unbounded),
+            None => (Bound::Included(prefix.to_owned()), Bound::Unbounded),
+        };
+        let mut keys: Vec<String> =
+            objects.range(from).map(|(k, _)| k).take_while(|k| k.starts_with(prefix)).take(PAGE + 1).cloned().collect();
+        let next = if keys.len() > PAGE {
+            keys.truncate(PAGE);
+            keys.last().cloned()
+        } else {
+            None
+        };
+        Ok(ListPage { keys, next })
     }
 }

@@ -5,6 +5,7 @@
 mod counting;
 pub(crate) mod fault;
 mod memory;
+mod prefix;
 pub mod s3;
 
 #[cfg(target_arch = "wasm32")]
@@ -17,6 +18,7 @@ pub use counting::{CountingStore, Op, RequestCounts};
 #[allow(unused_imports)]
 pub(crate) use fault::{FaultStore, Injected, Rule};
 pub use memory::MemoryStore;
+pub use prefix::PrefixStore;
 
 /// How many replaced write tokens a write carries. Enough to recognise one's own write after a few
 /// others have landed on top of it before the read-back.
@@ -97,6 +99,16 @@ pub struct StoredObject {
     /// Normalised: no surrounding quotes, no `W/` prefix.
     pub etag: String,
     pub meta: WriteMeta,
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListPage {
+    /// Keys (relative to the store), ascending within the page.
+    pub keys: Vec<String>,
+    /// Where the next page starts (an opaque cursor: S3's continuation token, R2's cursor, the
+    /// memory store's last key), `None` on the last page.
+    pub next: Option<String>,
 }
 
 /// The precondition of a put.
@@ -189,8 +201,35 @@ pub trait ObjectStore {
     ) -> StoreResult<PutOutcome>;
     /// Deleting a missing key is not an error.
     async fn delete(&self, key: &str) -> StoreResult<()>;
-    /// Every key under `prefix`, ascending, all pages.
-    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>>;
+    /// One page of the keys under `prefix`, from the start (`cursor` `None`) or from where the
+    /// page before left off (its [`ListPage::next`]). The one loop over pages is the objects
+    /// layer's.
+    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage>;
+
+    /// Every key under `prefix`, ascending, following the pages: the one page loop, for every
+    /// store (not meant to be overridden). A page that would start the listing over (a repeated
+    /// cursor) is a broken server, reported rather than followed forever.
+    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        let mut keys = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let page = self.list_page(prefix, cursor.as_deref()).await?;
+            keys.extend(page.keys.into_iter().filter(|k| k.starts_with(prefix)));
+            match page.next {
+                None => {
+                    // Stores list in UTF-8 byte order already; sorting makes it a guarantee for all.
+                    keys.sort_unstable();
+                    keys.dedup();
+                    return Ok(keys);
+                }
+                Some(next) if cursor.as_deref() == Some(next.as_str()) => {
+                    return Err(malformed_listing(prefix, "the same page cursor twice"));
+                }
+                next => cursor = next,
+            }
+        }
+        Err(malformed_listing(prefix, &format!("still truncated after {MAX_LIST_PAGES} pages")))
+    }
 
     /// The longest key (UTF-8 bytes) this store can take: S3 and R2 allow 1024 bytes including
     /// the store prefix, so a prefix uses up part of the budget.
@@ -204,6 +243,15 @@ pub trait ObjectStore {
     fn server_time(&self) -> Option<crate::time::Timestamp> {
         None
     }
+}
+
+/// A listing that keeps getting truncated with fresh cursors past this many pages (1000 keys each)
+/// is a broken server, not a bucket.
+const MAX_LIST_PAGES: usize = 100_000;
+
+fn malformed_listing(prefix: &str, why: &str) -> StoreError {
+    let what = crate::base::error::quoted(prefix);
+    StoreError::new(FailureKind::Fatal, Some("MalformedResponse"), None, format!("LIST {what}: {why}"))
 }
 
 /// Strip the quotes (and weak marker) S3 puts around an ETag; R2 bindings give it bare.

@@ -8,49 +8,40 @@ use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::{
-    FailureKind, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta,
+    FailureKind, ListPage, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta,
     normalize_etag,
 };
 use crate::host::sys::{
     self, R2Bucket, R2Conditional, R2HttpMetadata, R2ListOptions, R2Object, R2Objects, R2PutOptions,
 };
 
-/// Pages a list may take before the binding is judged broken (100 million keys).
-const MAX_LIST_PAGES: usize = 100_000;
-
 /// An [`ObjectStore`] on a Workers R2 binding (wasm32 only). Build it with
 /// [`R2Store::from_bucket`] in a workers-rs Worker (feature `worker`), or [`R2Store::from_js`]
 /// from the binding's `JsValue`.
 pub struct R2Store {
     bucket: R2Bucket,
-    /// Normalised store prefix ("" or "dir/").
-    prefix: String,
 }
 
 impl R2Store {
-    /// The store on an R2 binding handed over from JS (`env.BUCKET`), keys under `prefix`
-    /// (`""` for none; `"app"` and `"app/"` are the same). `bucket` must look like an R2 binding.
-    pub fn from_js(bucket: JsValue, prefix: &str) -> crate::base::error::Result<Self> {
-        let prefix = crate::codec::keys::normalize_store_prefix(prefix)?;
-        if !sys::has_methods(&bucket, &["get", "put", "delete", "list", "head"]) {
+    /// The store on an R2 binding handed over from JS (`env.BUCKET`), which must look like one
+    /// (an object with the methods the store calls). A store prefix is a
+    /// [`crate::store::PrefixStore`] around it.
+    pub fn from_js(bucket: JsValue) -> crate::base::error::Result<Self> {
+        if !sys::has_methods(&bucket, &["get", "put", "delete", "list"]) {
             return Err(crate::base::error::Error::invalid(
                 "expected an R2 bucket binding (an object with get, put, delete and list methods)",
             ));
         }
-        Ok(R2Store { bucket: bucket.unchecked_into(), prefix })
+        Ok(R2Store { bucket: bucket.unchecked_into() })
     }
 
     /// The store for Rust Workers written with workers-rs (`env.bucket("BUCKET")?`): the
     /// `worker::Bucket` is the very same JS binding underneath, so the one implementation serves
-    /// both. Keys live under `prefix` (`""` for none).
+    /// both.
     #[cfg(feature = "worker")]
-    pub fn from_bucket(bucket: &worker::Bucket, prefix: &str) -> crate::base::error::Result<Self> {
+    pub fn from_bucket(bucket: &worker::Bucket) -> crate::base::error::Result<Self> {
         let js: &JsValue = bucket.as_ref();
-        Self::from_js(js.clone(), prefix)
-    }
-
-    fn full_key(&self, key: &str) -> String {
-        format!("{}{key}", self.prefix)
+        Self::from_js(js.clone())
     }
 }
 
@@ -106,7 +97,7 @@ fn custom_metadata(obj: &R2Object) -> Vec<(String, String)> {
 #[async_trait(?Send)]
 impl ObjectStore for R2Store {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        let obj = settle("get", self.bucket.get(&self.full_key(key))).await?;
+        let obj = settle("get", self.bucket.get(key)).await?;
         if obj.is_null() || obj.is_undefined() {
             return Ok(None);
         }
@@ -145,7 +136,7 @@ impl ObjectStore for R2Store {
             options.set_only_if(&only_if);
         }
         let data = Uint8Array::from(body);
-        let result = settle("put", self.bucket.put(&self.full_key(key), &data, &options)).await?;
+        let result = settle("put", self.bucket.put(key, &data, &options)).await?;
         if result.is_null() || result.is_undefined() {
             return Ok(PutOutcome::PreconditionFailed);
         }
@@ -156,50 +147,37 @@ impl ObjectStore for R2Store {
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        settle("delete", self.bucket.delete(&self.full_key(key))).await.map(drop)
+        settle("delete", self.bucket.delete(key)).await.map(drop)
     }
 
-    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        let mut keys = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_LIST_PAGES {
-            let options: R2ListOptions = sys::dict();
-            options.set_prefix(&self.full_key(prefix));
-            options.set_limit(1000);
-            if let Some(c) = &cursor {
-                options.set_cursor(c);
-            }
-            let page = settle("list", self.bucket.list(&options)).await?;
-            // The typed getters below read properties of objects only (never of null).
-            if !page.is_object() {
-                return Err(malformed("list: no page"));
-            }
-            let page: R2Objects = page.unchecked_into();
-            let objects = page.objects();
-            if !Array::is_array(&objects) {
-                return Err(StoreError::transport("R2 list returned no objects array"));
-            }
-            for obj in objects.unchecked_ref::<Array>().iter().filter(JsValue::is_object) {
-                if let Some(k) = obj.unchecked_ref::<R2Object>().key().as_string() {
-                    if let Some(rel) = k.strip_prefix(&self.prefix) {
-                        keys.push(rel.to_owned());
-                    }
-                }
-            }
-            match (page.truncated().as_bool(), page.cursor().as_string()) {
-                (Some(true), Some(c)) if cursor.as_deref() != Some(c.as_str()) => cursor = Some(c),
-                (Some(true), _) => return Err(malformed("list: truncated page without a new cursor")),
-                _ => {
-                    keys.sort_unstable();
-                    keys.dedup();
-                    return Ok(keys);
-                }
-            }
+    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
+        let options: R2ListOptions = sys::dict();
+        options.set_prefix(prefix);
+        options.set_limit(1000);
+        if let Some(c) = cursor {
+            options.set_cursor(c);
         }
-        Err(malformed("list: more pages than any bucket has"))
-    }
-
-    fn max_key_bytes(&self) -> usize {
-        crate::codec::keys::MAX_KEY_BYTES.saturating_sub(self.prefix.len())
+        let page = settle("list", self.bucket.list(&options)).await?;
+        // The typed getters below read properties of objects only (never of null).
+        if !page.is_object() {
+            return Err(malformed("list: no page"));
+        }
+        let page: R2Objects = page.unchecked_into();
+        let objects = page.objects();
+        if !Array::is_array(&objects) {
+            return Err(StoreError::transport("R2 list returned no objects array"));
+        }
+        let keys = objects
+            .unchecked_ref::<Array>()
+            .iter()
+            .filter(JsValue::is_object)
+            .filter_map(|obj| obj.unchecked_ref::<R2Object>().key().as_string())
+            .collect();
+        let next = match (page.truncated().as_bool(), page.cursor().as_string()) {
+            (Some(true), Some(c)) => Some(c),
+            (Some(true), None) => return Err(malformed("list: truncated page without a cursor")),
+            _ => None,
+        };
+        Ok(ListPage { keys, next })
     }
 }

@@ -12,7 +12,9 @@ use crate::base::error::{Error, Result};
 use crate::host::clock::SystemClock;
 use crate::store::r2::R2Store;
 use crate::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
-use crate::store::{CountingStore, FaultStore, Injected, MemoryStore, ObjectStore, Op, RequestCounts, Rule};
+use crate::store::{
+    CountingStore, FaultStore, Injected, MemoryStore, ObjectStore, Op, PrefixStore, RequestCounts, Rule,
+};
 use crate::time::{Clock, ManualClock, Timestamp};
 
 #[wasm_bindgen]
@@ -140,21 +142,24 @@ pub fn s3_store(
         let addressing = if path_style { Addressing::Path } else { Addressing::VirtualHosted };
         let mut config = S3Config::builder(endpoint, bucket, region, access_key_id, secret_access_key)
             .session_token(session_token)
-            .prefix(&prefix.unwrap_or_default())
             .addressing(addressing);
         if let Some(timeout) = timeout {
             config = config.timeout(timeout);
         }
         let config = config.build()?;
-        Ok(Store::new(Rc::new(S3Store::new(config, Rc::new(FetchTransport::new()), Rc::new(SystemClock)))))
+        let store = S3Store::new(config, Rc::new(FetchTransport::new()), Rc::new(SystemClock));
+        Ok(Store::new(PrefixStore::wrap(Rc::new(store), &prefix.unwrap_or_default())?))
     };
     build().map_err(to_js)
 }
 
 #[wasm_bindgen(js_name = r2Store)]
 pub fn r2_store(bucket: JsValue, prefix: Option<String>) -> std::result::Result<Store, JsValue> {
-    let store = R2Store::from_js(bucket, &prefix.unwrap_or_default()).map_err(to_js)?;
-    Ok(Store::new(Rc::new(store)))
+    let build = || -> Result<Store> {
+        let store = R2Store::from_js(bucket)?;
+        Ok(Store::new(PrefixStore::wrap(Rc::new(store), &prefix.unwrap_or_default())?))
+    };
+    build().map_err(to_js)
 }
 
 #[wasm_bindgen(js_name = countingStore)]

@@ -70,7 +70,7 @@ struct Open {
 
 fn open(env: &Env) -> worker::Result<Open> {
     let bucket = env.bucket("BUCKET")?;
-    let r2 = R2Store::from_bucket(&bucket, "").map_err(to_worker)?;
+    let r2 = R2Store::from_bucket(&bucket).map_err(to_worker)?;
     let store = Rc::new(CountingStore::new(Rc::new(r2)));
     let db = Fencepost::new(store.clone(), Options::default()).map_err(to_worker)?;
     Ok(Open { db, store })

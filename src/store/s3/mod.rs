@@ -36,7 +36,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
-use super::{ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
+use super::{ListPage, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta};
 use crate::base::error::{Error, Result};
 use crate::base::future::{Either, race};
 use crate::time::{Clock, Timestamp};
@@ -64,8 +64,6 @@ pub struct S3Config {
     access_key_id: String,
     secret_access_key: String,
     session_token: Option<String>,
-    /// A normalised store prefix: `""` or `"app/"`.
-    prefix: String,
     addressing: Addressing,
     /// Seconds per attempt.
     timeout: f64,
@@ -76,7 +74,8 @@ pub struct S3Config {
 }
 
 impl S3Config {
-    /// A path-style config without prefix or session token.
+    /// A path-style config without a session token. (A store prefix is a [`crate::store::PrefixStore`]
+    /// around the store.)
     pub fn new(
         endpoint: &str,
         bucket: &str,
@@ -101,7 +100,6 @@ impl S3Config {
             access_key_id: access_key_id.to_owned(),
             secret_access_key: secret_access_key.to_owned(),
             session_token: None,
-            prefix: String::new(),
             addressing: Addressing::Path,
             timeout: DEFAULT_TIMEOUT,
         }
@@ -121,11 +119,6 @@ impl S3Config {
 
     pub fn access_key_id(&self) -> &str {
         &self.access_key_id
-    }
-
-    /// The normalised store prefix (`""` or ending in `/`).
-    pub fn prefix(&self) -> &str {
-        &self.prefix
     }
 
     pub fn addressing(&self) -> Addressing {
@@ -171,7 +164,6 @@ impl fmt::Debug for S3Config {
             .field("access_key_id", &self.access_key_id)
             .field("secret_access_key", &"[redacted]")
             .field("session_token", &self.session_token.as_ref().map(|_| "[redacted]"))
-            .field("prefix", &self.prefix)
             .field("addressing", &self.addressing)
             .field("timeout", &self.timeout)
             .finish()
@@ -188,7 +180,6 @@ pub struct S3ConfigBuilder {
     access_key_id: String,
     secret_access_key: String,
     session_token: Option<String>,
-    prefix: String,
     addressing: Addressing,
     timeout: f64,
 }
@@ -197,13 +188,6 @@ impl S3ConfigBuilder {
     /// Temporary (STS) credentials. An empty token counts as none.
     pub fn session_token(mut self, token: Option<String>) -> Self {
         self.session_token = token.filter(|t| !t.is_empty());
-        self
-    }
-
-    /// The store prefix: key `k` is stored at `prefix/k`, so several users can share a bucket.
-    /// Leading and trailing slashes are ignored (`"app"`, `"/app/"` and `"app/"` are the same).
-    pub fn prefix(mut self, prefix: &str) -> Self {
-        prefix.clone_into(&mut self.prefix);
         self
     }
 
@@ -242,7 +226,6 @@ impl S3ConfigBuilder {
                 crate::base::number::number_text(self.timeout)
             )));
         }
-        let prefix = crate::codec::keys::normalize_store_prefix(&self.prefix)?;
         Ok(S3Config {
             endpoint: self.endpoint,
             bucket: self.bucket,
@@ -250,7 +233,6 @@ impl S3ConfigBuilder {
             access_key_id: self.access_key_id,
             secret_access_key: self.secret_access_key,
             session_token: self.session_token,
-            prefix,
             addressing: self.addressing,
             timeout: self.timeout,
             parsed,
@@ -567,10 +549,6 @@ impl fmt::Debug for S3Store {
     }
 }
 
-/// A list that keeps getting truncated with fresh tokens past this many pages (1000 keys each) is
-/// a broken server, not a bucket.
-const MAX_LIST_PAGES: usize = 100_000;
-
 impl S3Store {
     /// The time a request is signed at (SigV4 needs real time: servers refuse skewed signatures).
     fn signing_time(&self) -> StoreResult<crate::time::Timestamp> {
@@ -616,35 +594,19 @@ impl ObjectStore for S3Store {
         self.exchange(request, &what, |r| response::read_delete(r, &what)).await
     }
 
-    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
+    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
         let what = What("LIST", prefix);
-        let bucket_prefix = format!("{}{prefix}", self.config.prefix);
-        let mut keys = Vec::new();
-        let mut token: Option<String> = None;
-        for _ in 0..MAX_LIST_PAGES {
-            let request = self.config.list_objects_v2_request(&bucket_prefix, token.as_deref(), self.signing_time()?);
-            let page = self.exchange(request, &what, |r| response::read_list(r, &what)).await?;
-            // Keys are reported relative to the store prefix; anything outside the asked-for range
-            // (a server ignoring `prefix`) is not ours to report.
-            keys.extend(
-                page.keys
-                    .into_iter()
-                    .filter(|k| k.starts_with(&bucket_prefix))
-                    .filter_map(|k| k.strip_prefix(&self.config.prefix).map(str::to_owned)),
-            );
-            if !page.is_truncated {
-                // S3 already lists in UTF-8 byte order; sorting makes it a guarantee for every server.
-                keys.sort_unstable();
-                keys.dedup();
-                return Ok(keys);
-            }
-            token = Some(response::next_page_token(page.next_continuation_token, token.as_deref(), &what)?);
-        }
-        Err(response::malformed(&what, format!("still truncated after {MAX_LIST_PAGES} pages")))
-    }
-
-    fn max_key_bytes(&self) -> usize {
-        crate::codec::keys::MAX_KEY_BYTES.saturating_sub(self.config.prefix.len())
+        let request = self.config.list_objects_v2_request(prefix, cursor, self.signing_time()?);
+        let page = self.exchange(request, &what, |r| response::read_list(r, &what)).await?;
+        let next = if page.is_truncated {
+            Some(
+                page.next_continuation_token
+                    .ok_or_else(|| response::malformed(&what, "a truncated page without NextContinuationToken"))?,
+            )
+        } else {
+            None
+        };
+        Ok(ListPage { keys: page.keys, next })
     }
 
     fn server_time(&self) -> Option<Timestamp> {

@@ -21,7 +21,7 @@ pub const HISTORY_HEADER: &str = "x-amz-meta-fencepost-history";
 const NO_CACHE: (&str, &str) = ("cache-control", "no-cache");
 
 impl S3Config {
-    /// GetObject for `key` (relative to the store prefix).
+    /// GetObject for `key`.
     pub(crate) fn get_object_request(&self, key: &str, at: Timestamp) -> HttpRequest {
         let headers = vec![header(NO_CACHE.0, NO_CACHE.1)];
         self.signed_request("GET", Some(key), &[], headers, Vec::new(), at)
@@ -56,8 +56,7 @@ impl S3Config {
         self.signed_request("DELETE", Some(key), &[], Vec::new(), Vec::new(), at)
     }
 
-    /// One page of ListObjectsV2 under `bucket_prefix` (a full bucket key prefix: the store prefix
-    /// is NOT added here, so the caller can strip exactly what it added).
+    /// One page of ListObjectsV2 under `bucket_prefix`, after the page `continuation_token` ended.
     pub(crate) fn list_objects_v2_request(
         &self,
         bucket_prefix: &str,
@@ -75,9 +74,9 @@ impl S3Config {
         self.signed_request("GET", None, &query, headers, Vec::new(), at)
     }
 
-    /// The path as sent and signed: for an object `key` (store prefix added here), else the bucket.
+    /// The path as sent and signed: for an object `key`, else the bucket.
     pub(crate) fn canonical_uri(&self, key: Option<&str>) -> String {
-        let object = key.map(|k| encode_path(&format!("{}{k}", self.prefix)));
+        let object = key.map(encode_path);
         match (self.addressing, object) {
             (Addressing::Path, Some(object)) => format!("{}/{}/{object}", self.parsed.path, self.bucket),
             (Addressing::Path, None) => format!("{}/{}", self.parsed.path, self.bucket),

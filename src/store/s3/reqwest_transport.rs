@@ -23,15 +23,17 @@ use crate::base::error::{Error, Result, StorageFailure};
 ///
 /// ```no_run
 /// use std::rc::Rc;
+/// use fencepost::store::PrefixStore;
 /// use fencepost::store::s3::{ReqwestTransport, S3Config, S3Store};
 /// use fencepost::{Fencepost, Options, SystemClock};
 ///
 /// # fn main() -> fencepost::Result<()> {
 /// let config = S3Config::builder("https://s3.eu-west-1.amazonaws.com", "my-bucket", "eu-west-1", "AKIA…", "secret")
-///     .prefix("my-app")
 ///     .timeout(10.0)
 ///     .build()?;
 /// let store = S3Store::new(config, Rc::new(ReqwestTransport::new()?), Rc::new(SystemClock));
+/// // This application's keys under `my-app/`: several applications can share the bucket.
+/// let store = PrefixStore::new(Rc::new(store), "my-app")?;
 /// let db = Fencepost::new(Rc::new(store), Options::default())?;
 /// # Ok(()) }
 /// ```

@@ -3,7 +3,7 @@
 
 use super::HttpResponse;
 use super::request::META_PREFIX;
-use super::xml::{self, ListPage};
+use super::xml::{self, ListBucketResult};
 use crate::store::{
     FailureKind, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta, normalize_etag,
 };
@@ -66,7 +66,7 @@ pub fn read_delete(response: HttpResponse, what: &dyn std::fmt::Display) -> Stor
 }
 
 /// One ListObjectsV2 page.
-pub fn read_list(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<ListPage> {
+pub fn read_list(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<ListBucketResult> {
     match response.status {
         200..=299 => xml::parse_list_objects_v2(&response.body).map_err(|e| StoreError {
             status: Some(response.status),
@@ -74,19 +74,6 @@ pub fn read_list(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreR
             ..e
         }),
         _ => Err(classify_failure(&response, what)),
-    }
-}
-
-/// The token for the next page of a truncated listing; a missing or repeated one would loop forever.
-pub fn next_page_token(
-    next: Option<String>,
-    previous: Option<&str>,
-    what: &dyn std::fmt::Display,
-) -> StoreResult<String> {
-    match next {
-        None => Err(malformed(what, "a truncated page without NextContinuationToken")),
-        Some(token) if Some(token.as_str()) == previous => Err(malformed(what, "the same continuation token twice")),
-        Some(token) => Ok(token),
     }
 }
 

@@ -10,7 +10,7 @@ use futures::executor::block_on;
 
 use super::sigv4::{EMPTY_PAYLOAD_SHA256, sha256_hex};
 use super::*;
-use crate::store::FailureKind;
+use crate::store::{FailureKind, PrefixStore};
 use crate::time::{ManualClock, Timestamp};
 
 const SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
@@ -104,7 +104,6 @@ fn validates_bucket_region_and_keys() {
     invalid(S3Config::new("http://h", "bucket", "us/east", "AKID", SECRET));
     invalid(S3Config::new("http://h", "bucket", "us-east-1", "", SECRET));
     invalid(S3Config::new("http://h", "bucket", "us-east-1", "AK/ID", SECRET));
-    invalid(S3Config::builder("http://h", "bucket", "us-east-1", "AKID", SECRET).prefix("a/../b").build());
     invalid(
         S3Config::builder("http://h", "bucket", "us-east-1", "AKID", SECRET).session_token(Some("a\nb".into())).build(),
     );
@@ -123,14 +122,12 @@ fn validates_bucket_region_and_keys() {
 }
 
 #[test]
-fn builder_sets_options_and_normalises_prefix() {
+fn builder_sets_options() {
     let config = S3Config::builder("https://s3.amazonaws.com", "examplebucket", "us-east-1", "AKID", SECRET)
-        .prefix("/app/")
         .session_token(Some(SESSION.into()))
         .addressing(Addressing::VirtualHosted)
         .build()
         .unwrap();
-    assert_eq!(config.prefix(), "app/");
     assert_eq!(config.addressing(), Addressing::VirtualHosted);
     assert_eq!(config.host(), "examplebucket.s3.amazonaws.com");
     assert_eq!((config.bucket(), config.region(), config.access_key_id()), ("examplebucket", "us-east-1", "AKID"));
@@ -160,11 +157,8 @@ fn debug_never_shows_secrets() {
 
 #[test]
 fn object_urls_in_both_addressing_styles() {
-    let path = S3Config::builder("http://127.0.0.1:9000", "bucket", "us-east-1", "AKID", SECRET)
-        .prefix("app")
-        .build()
-        .unwrap();
-    assert_eq!(path.get_object_request("jobs/1", at()).url, "http://127.0.0.1:9000/bucket/app/jobs/1");
+    let path = S3Config::builder("http://127.0.0.1:9000", "bucket", "us-east-1", "AKID", SECRET).build().unwrap();
+    assert_eq!(path.get_object_request("app/jobs/1", at()).url, "http://127.0.0.1:9000/bucket/app/jobs/1");
     let with_base = config("https://proxy:8443/s3/");
     assert_eq!(with_base.get_object_request("k", at()).url, "https://proxy:8443/s3/bucket/k");
     let virtual_hosted =
@@ -232,7 +226,6 @@ fn signature_covers_exactly_what_is_sent() {
     // Recompute the signature from the request as sent (URL path and query, headers, body hash):
     // what a server does. Any mismatch between URL and canonical request would show here.
     let config = S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKIAIOSFODNN7EXAMPLE", SECRET)
-        .prefix("app")
         .session_token(Some(SESSION.into()))
         .build()
         .unwrap();
@@ -323,8 +316,8 @@ fn put_refuses_metadata_that_cannot_be_a_header() {
 
 #[test]
 fn delete_and_list_requests() {
-    let config = S3Config::builder("http://h", "bucket", "us-east-1", "AKID", SECRET).prefix("app").build().unwrap();
-    let delete = config.delete_object_request("k", at());
+    let config = S3Config::builder("http://h", "bucket", "us-east-1", "AKID", SECRET).build().unwrap();
+    let delete = config.delete_object_request("app/k", at());
     assert_eq!((delete.method, delete.url.as_str()), ("DELETE", "http://h/bucket/app/k"));
     assert_eq!(delete.header("x-amz-content-sha256"), Some(EMPTY_PAYLOAD_SHA256));
     assert_eq!(delete.header("cache-control"), None);
@@ -378,17 +371,18 @@ impl HttpTransport for Scripted {
     }
 }
 
-fn store_answering(replies: Vec<std::result::Result<HttpResponse, String>>) -> (S3Store, Rc<Scripted>) {
+fn store_answering(replies: Vec<std::result::Result<HttpResponse, String>>) -> (PrefixStore, Rc<Scripted>) {
     let transport = Rc::new(Scripted::default());
     for reply in replies {
         transport.push(reply);
     }
     let config = S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKID", SECRET)
-        .prefix("app")
         .session_token(Some(SESSION.into()))
         .build()
         .unwrap();
-    (S3Store::new(config, transport.clone(), Rc::new(ManualClock::starting_2026())), transport)
+    let store = S3Store::new(config, transport.clone(), Rc::new(ManualClock::starting_2026()));
+    // Under a store prefix, as a shared bucket is used: the requests show where keys really go.
+    (PrefixStore::new(Rc::new(store), "app").unwrap(), transport)
 }
 
 fn put_with(precondition: Precondition, reply: std::result::Result<HttpResponse, String>) -> StoreResult<PutOutcome> {
@@ -688,9 +682,10 @@ fn a_put_that_never_answers_settles_within_timeout_times_attempts() {
 fn error_message_names_the_operation_and_the_server_message() {
     let err =
         put_with(Precondition::None, Ok(response(403, &[], &error_xml("AccessDenied", "Access Denied")))).unwrap_err();
-    assert_eq!(err.message, "PUT \"k\": Access Denied");
+    // The key as it is in the bucket (the store prefix included): what an operator looks for there.
+    assert_eq!(err.message, "PUT \"app/k\": Access Denied");
     let failure = err.into_failure();
-    assert_eq!(failure.to_string(), "storage error AccessDenied (HTTP 403): PUT \"k\": Access Denied");
+    assert_eq!(failure.to_string(), "storage error AccessDenied (HTTP 403): PUT \"app/k\": Access Denied");
 }
 
 #[test]
@@ -919,10 +914,11 @@ impl HttpTransport for Emulator {
     }
 }
 
-fn emulated_store(page_size: usize) -> S3Store {
-    let config =
-        S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKID", SECRET).prefix("app").build().unwrap();
-    S3Store::new(config, Rc::new(Emulator { page_size, ..Emulator::default() }), Rc::new(ManualClock::starting_2026()))
+fn emulated_store(page_size: usize) -> PrefixStore {
+    let config = S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKID", SECRET).build().unwrap();
+    let emulator = Rc::new(Emulator { page_size, ..Emulator::default() });
+    let store = S3Store::new(config, emulator, Rc::new(ManualClock::starting_2026()));
+    PrefixStore::new(Rc::new(store), "app").unwrap()
 }
 
 const TRICKY_KEYS: [&str; 14] = [

@@ -10,7 +10,7 @@ const MAX_DEPTH: usize = 32;
 
 /// One page of a ListObjectsV2 response. Keys are full bucket keys, in the server's order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ListPage {
+pub struct ListBucketResult {
     pub keys: Vec<String>,
     pub is_truncated: bool,
     pub next_continuation_token: Option<String>,
@@ -24,7 +24,7 @@ pub struct ErrorBody {
 }
 
 /// Parse a `<ListBucketResult>` (the ListObjectsV2 response).
-pub fn parse_list_objects_v2(body: &[u8]) -> Result<ListPage, StoreError> {
+pub fn parse_list_objects_v2(body: &[u8]) -> Result<ListBucketResult, StoreError> {
     let root = parse_document(body)?;
     if root.name != "ListBucketResult" {
         return Err(malformed(format!("expected <ListBucketResult>, got <{}>", root.name)));
@@ -43,7 +43,7 @@ pub fn parse_list_objects_v2(body: &[u8]) -> Result<ListPage, StoreError> {
         Some(other) => return Err(malformed(format!("<IsTruncated> is {}", quoted(other)))),
     };
     let next_continuation_token = root.child_text("NextContinuationToken").filter(|t| !t.is_empty()).map(str::to_owned);
-    Ok(ListPage { keys, is_truncated, next_continuation_token })
+    Ok(ListBucketResult { keys, is_truncated, next_continuation_token })
 }
 
 /// Parse an S3 `<Error>` body. `None` when the body is not one (empty, HTML from a proxy, …):
@@ -305,19 +305,19 @@ mod tests {
             "<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>k</Key></Contents></ListBucketResult>";
         assert_eq!(
             parse_list_objects_v2(last.as_bytes()).unwrap(),
-            ListPage { keys: vec!["k".into()], is_truncated: false, next_continuation_token: None }
+            ListBucketResult { keys: vec!["k".into()], is_truncated: false, next_continuation_token: None }
         );
         let empty = "<?xml version=\"1.0\"?>\n<ListBucketResult xmlns=\"x\"><Name>b</Name><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>\n";
-        assert_eq!(parse_list_objects_v2(empty.as_bytes()).unwrap(), ListPage::default());
+        assert_eq!(parse_list_objects_v2(empty.as_bytes()).unwrap(), ListBucketResult::default());
         let self_closing = "<ListBucketResult><Prefix/><IsTruncated>false</IsTruncated></ListBucketResult>";
-        assert_eq!(parse_list_objects_v2(self_closing.as_bytes()).unwrap(), ListPage::default());
+        assert_eq!(parse_list_objects_v2(self_closing.as_bytes()).unwrap(), ListBucketResult::default());
     }
 
     #[test]
     fn a_byte_order_mark_is_skipped() {
         let body =
             "\u{feff}<?xml version=\"1.0\"?><ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>";
-        assert_eq!(parse_list_objects_v2(body.as_bytes()).unwrap(), ListPage::default());
+        assert_eq!(parse_list_objects_v2(body.as_bytes()).unwrap(), ListBucketResult::default());
     }
 
     #[test]
@@ -429,7 +429,7 @@ mod tests {
         let deep = "<a>".repeat(100_000);
         assert!(parse_list_objects_v2(deep.as_bytes()).is_err());
         let within = format!("<ListBucketResult>{}{}</ListBucketResult>", "<x>".repeat(20), "</x>".repeat(20));
-        assert_eq!(parse_list_objects_v2(within.as_bytes()).unwrap(), ListPage::default());
+        assert_eq!(parse_list_objects_v2(within.as_bytes()).unwrap(), ListBucketResult::default());
     }
 
     #[test]
