@@ -114,7 +114,7 @@ async fn cancel(db: &Fencepost, job: &str) -> fencepost::Result<Option<Value>> {
 /// Both sides on one bucket under a fresh prefix: a "Worker" and this service race for cron
 /// ticks, then the service cancels the Worker's job while it runs. Prints `N passed, M failed`.
 async fn selftest() -> Result<(), Failure> {
-    let space = format!("service-selftest-{}-{}", std::process::id(), SystemClock.now()?.0);
+    let space = format!("service-selftest-{}-{}", std::process::id(), SystemClock.now()?.as_micros());
     let (worker, service) = (connect(&space)?, connect(&space)?);
     let mut results = Vec::new();
     let mut check = |ok: bool, what: &str| {

@@ -34,7 +34,7 @@ mod imp {
     const MAX_TIMER_MILLIS: f64 = 2_147_483_647.0;
 
     pub fn now() -> Timestamp {
-        Timestamp((js_sys::Date::now() * 1000.0) as i64)
+        Timestamp::from_micros((js_sys::Date::now() * 1000.0) as i64)
     }
 
     /// A host timer: cleared when the sleep is dropped early (raced against a request, a cancel),
@@ -74,7 +74,7 @@ mod imp {
 
     pub fn now() -> Timestamp {
         let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        Timestamp(since.as_micros() as i64)
+        Timestamp::from_micros(since.as_micros() as i64)
     }
 
     /// Natively fencepost is used by tests and tools, without any async runtime: one helper

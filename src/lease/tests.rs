@@ -228,7 +228,7 @@ fn a_waiting_acquisition_notices_a_release_within_a_second() {
     sim.block(async move { held.release(None).await }).unwrap();
     let released_at = sim.now();
     let got = sim.run_until_done(&waiting, 2.0).unwrap().expect("acquired");
-    let delay = (sim.now().0 - released_at.0) as f64 / 1e6;
+    let delay = released_at.secs_until(sim.now());
     assert!(delay <= 1.0, "noticed {delay} s after the release");
     assert_eq!(got.epoch(), 2);
 }

@@ -1,4 +1,4 @@
-//! Layer 0 for callers: [`Objects`] (its doc says what it guarantees); `write` and `resolve` hold
+//! The objects layer, the conditional key-value store as callers see it: [`Objects`] (its doc says what it guarantees); `write` and `resolve` hold
 //! the write path and the read-back resolution of ambiguous writes.
 
 mod resolve;
@@ -49,7 +49,7 @@ impl Default for WaitOptions {
     }
 }
 
-/// The conditional key-value store as callers see it (layer 0), from [`crate::Fencepost::objects`]
+/// The conditional key-value store as callers see it (the layer under claim, lease and doc), from [`crate::Fencepost::objects`]
 /// or [`Objects::new`]. Cheap to clone (shares the store, the clock and the store-clock estimate).
 ///
 /// The store behind key rules, bounded retries with backoff, and the resolution of ambiguous
@@ -157,10 +157,10 @@ impl Objects {
     /// Now: the configured clock, corrected by the store's offset with [`ClockSource::Store`]. An
     /// error when a user-supplied clock fails or gives a time the wire format cannot carry (years
     /// 1–9999), rather than a silent fallback.
-    pub fn now(&self) -> Result<Timestamp> {
+    pub(crate) fn now(&self) -> Result<Timestamp> {
         let now = self.local_now()?;
         let offset = self.store_offset.as_ref().map_or(0, |o| o.get());
-        let now = Timestamp(now.0.saturating_add(offset));
+        let now = Timestamp::from_micros(now.as_micros().saturating_add(offset));
         if now.is_on_wire() { Ok(now) } else { Err(Error::invalid("the store's clock is outside the years 1-9999")) }
     }
 
@@ -206,7 +206,7 @@ impl Objects {
     /// The key rules (`keys`: non-empty, at most 1024 bytes, no control characters, no `.`/`..`
     /// segment, not under CairnDB's reserved prefixes) plus the store's own budget: a store prefix uses up part of S3's and R2's
     /// 1024 bytes, so an over-long key is an `InvalidArgument` here rather than a refusal there.
-    pub fn check_key(&self, key: &str) -> Result<()> {
+    pub(crate) fn check_key(&self, key: &str) -> Result<()> {
         validate_key(key)?;
         let budget = self.store.max_key_bytes();
         if key.len() > budget {
@@ -324,7 +324,7 @@ impl Objects {
     fn observe_store_clock(&self) {
         let Some(offset) = &self.store_offset else { return };
         if let (Some(server), Ok(local)) = (self.store.server_time(), self.clock.now()) {
-            offset.set(server.0.saturating_sub(local.0));
+            offset.set(server.as_micros().saturating_sub(local.as_micros()));
         }
     }
 }

@@ -1,8 +1,9 @@
-//! Layer 0: the object-store seam. A store does exactly one attempt per call and says precisely how
+//! The object-store seam. A store does exactly one attempt per call and says precisely how
 //! it failed; retries, backoff and the resolution of ambiguous writes live in one place above it
 //! ([`crate::Objects`]), so every store gets them the same way.
 
 mod counting;
+/// Public as `crate::testing`.
 pub(crate) mod fault;
 mod memory;
 mod prefix;
@@ -14,9 +15,6 @@ pub mod r2;
 use async_trait::async_trait;
 
 pub use counting::{CountingStore, Op, RequestCounts};
-// The fault store is public as `crate::testing`; the JS binding builds it from here.
-#[allow(unused_imports)]
-pub(crate) use fault::{FaultStore, Injected, Rule};
 pub use memory::MemoryStore;
 pub use prefix::PrefixStore;
 
@@ -62,7 +60,7 @@ impl WriteMeta {
 
     /// The metadata entries to store: (name, value), empty ones left out. Tokens are URL-safe, so
     /// a space never occurs in one and separates the history.
-    pub fn entries(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn entries(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         if let Some(t) = &self.token {
             out.push((META_TOKEN, t.clone()));
@@ -78,7 +76,7 @@ impl WriteMeta {
 
     /// Parse metadata read back from a store (`get` looks a name up); anything that is not a token
     /// is ignored, never trusted.
-    pub fn from_entries(get: impl Fn(&str) -> Option<String>) -> Self {
+    pub(crate) fn from_entries(get: impl Fn(&str) -> Option<String>) -> Self {
         let one =
             |name: &str| get(name).map(|t| t.trim().to_owned()).filter(|t| crate::codec::token::looks_like_token(t));
         let history = get(META_HISTORY)

@@ -46,7 +46,7 @@ impl R2Store {
 }
 
 /// Await what a binding method returned (a Promise by contract; anything else as is).
-async fn settle(method: &str, returned: Result<JsValue, JsValue>) -> StoreResult<JsValue> {
+async fn answer(method: &str, returned: Result<JsValue, JsValue>) -> StoreResult<JsValue> {
     let returned = returned.map_err(|e| r2_error(method, &e))?;
     // Counted as in flight while it runs, like the S3 store's requests (a manual clock's driver
     // waits for them).
@@ -97,7 +97,7 @@ fn custom_metadata(obj: &R2Object) -> Vec<(String, String)> {
 #[async_trait(?Send)]
 impl ObjectStore for R2Store {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        let obj = settle("get", self.bucket.get(key)).await?;
+        let obj = answer("get", self.bucket.get(key)).await?;
         if obj.is_null() || obj.is_undefined() {
             return Ok(None);
         }
@@ -105,7 +105,7 @@ impl ObjectStore for R2Store {
         let etag = etag_of(&obj, "get")?;
         let custom = custom_metadata(&obj);
         let meta = WriteMeta::from_entries(|name| custom.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()));
-        let buffer = settle("get", obj.array_buffer()).await?;
+        let buffer = answer("get", obj.array_buffer()).await?;
         Ok(Some(StoredObject { body: Uint8Array::new(&buffer).to_vec(), etag, meta }))
     }
 
@@ -136,7 +136,7 @@ impl ObjectStore for R2Store {
             options.set_only_if(&only_if);
         }
         let data = Uint8Array::from(body);
-        let result = settle("put", self.bucket.put(key, &data, &options)).await?;
+        let result = answer("put", self.bucket.put(key, &data, &options)).await?;
         if result.is_null() || result.is_undefined() {
             return Ok(PutOutcome::PreconditionFailed);
         }
@@ -147,7 +147,7 @@ impl ObjectStore for R2Store {
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        settle("delete", self.bucket.delete(key)).await.map(drop)
+        answer("delete", self.bucket.delete(key)).await.map(drop)
     }
 
     async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
@@ -157,7 +157,7 @@ impl ObjectStore for R2Store {
         if let Some(c) = cursor {
             options.set_cursor(c);
         }
-        let page = settle("list", self.bucket.list(&options)).await?;
+        let page = answer("list", self.bucket.list(&options)).await?;
         // The typed getters below read properties of objects only (never of null).
         if !page.is_object() {
             return Err(malformed("list: no page"));

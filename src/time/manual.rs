@@ -34,7 +34,7 @@ struct Inner {
 
 impl ManualClock {
     /// 2026-01-01T00:00:00Z.
-    pub const START_2026: Timestamp = Timestamp(1_767_225_600_000_000);
+    pub const START_2026: Timestamp = Timestamp::from_micros(1_767_225_600_000_000);
 
     /// A plain manual clock: sleeps wait for `advance`.
     pub fn new(start: Timestamp) -> Self {

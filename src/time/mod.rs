@@ -10,9 +10,19 @@ use crate::base::future::LocalBoxFuture;
 
 /// Microseconds since the Unix epoch, UTC. Microseconds because that is the wire precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Timestamp(pub i64);
+pub struct Timestamp(i64);
 
 impl Timestamp {
+    /// The instant `micros` microseconds after the Unix epoch.
+    pub const fn from_micros(micros: i64) -> Timestamp {
+        Timestamp(micros)
+    }
+
+    /// Microseconds since the Unix epoch.
+    pub const fn as_micros(self) -> i64 {
+        self.0
+    }
+
     /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z: what the wire format (and Python's
     /// `datetime`) can express.
     pub const WIRE_MIN: Timestamp = Timestamp(-62_135_596_800_000_000);
@@ -29,13 +39,13 @@ impl Timestamp {
     }
 
     /// A JS time (milliseconds, `Date.now()`'s unit), to the nearest microsecond.
-    #[cfg_attr(not(all(target_arch = "wasm32", feature = "js")), allow(dead_code))]
+    #[cfg(all(target_arch = "wasm32", feature = "js"))]
     pub(crate) fn from_millis_f64(millis: f64) -> Timestamp {
         Timestamp((millis * 1000.0).round() as i64)
     }
 
     /// Seconds from `self` to `later` (negative when `later` is earlier).
-    pub(crate) fn secs_until(self, later: Timestamp) -> f64 {
+    pub fn secs_until(self, later: Timestamp) -> f64 {
         later.0.saturating_sub(self.0) as f64 / 1e6
     }
 

@@ -40,7 +40,7 @@ where
 {
     let link = Linked::new(signal);
     let work = call(link.as_ref().map(|l| l.cancel.clone()));
-    settle(link, Box::pin(work))
+    into_promise(link, Box::pin(work))
 }
 
 /// The one Promise plumbing of the binding (not one per method: each instance of
@@ -48,7 +48,10 @@ where
 /// without waiting (a memory store, a refused argument) returns its value — or a rejected Promise —
 /// without a task, a Promise and two closures per call; the JS layer awaits either. Only a call
 /// that waits becomes a task (its futures take the task's waker when polled again).
-fn settle(link: Option<Linked>, mut work: crate::base::future::LocalBoxFuture<'static, Result<JsValue>>) -> JsValue {
+fn into_promise(
+    link: Option<Linked>,
+    mut work: crate::base::future::LocalBoxFuture<'static, Result<JsValue>>,
+) -> JsValue {
     if let Poll::Ready(out) = work.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
         drop(link);
         return out.unwrap_or_else(|e| Promise::reject(&to_js(e)).into());
@@ -346,7 +349,7 @@ impl JsLease {
         self.inner.keep_alive_interval(every).map_err(to_js)?;
         let link = Linked::follow(stop);
         let renewing = self.inner.keep_alive(every, &link.cancel);
-        Ok(settle(Some(link), Box::pin(async move { renewing.await.map(|_| JsValue::UNDEFINED) })))
+        Ok(into_promise(Some(link), Box::pin(async move { renewing.await.map(|_| JsValue::UNDEFINED) })))
     }
 }
 

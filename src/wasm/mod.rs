@@ -1,6 +1,7 @@
 //! The JS binding: a thin layer over the core. `convert` holds every JS↔Rust conversion,
 //! `errors` maps core errors onto the package's JS error classes, `stores` builds store handles,
-//! `signal` links AbortSignals to core cancels, `api` exposes the classes. No panic may cross into JS: nothing here unwraps JS input.
+//! `signal` links AbortSignals to core cancels, `api` exposes the classes.
+//! No panic may cross into JS: nothing here unwraps JS input.
 
 mod api;
 mod convert;

@@ -10,11 +10,10 @@ use wasm_bindgen::prelude::*;
 use super::errors::to_js;
 use crate::base::error::{Error, Result};
 use crate::host::clock::SystemClock;
+use crate::store::fault::{FaultStore, Injected, Rule};
 use crate::store::r2::R2Store;
 use crate::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
-use crate::store::{
-    CountingStore, FaultStore, Injected, MemoryStore, ObjectStore, Op, PrefixStore, RequestCounts, Rule,
-};
+use crate::store::{CountingStore, MemoryStore, ObjectStore, Op, PrefixStore, RequestCounts};
 use crate::time::{Clock, ManualClock, Timestamp};
 
 #[wasm_bindgen]

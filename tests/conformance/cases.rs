@@ -265,7 +265,7 @@ pub async fn lease_no_steal_when_steal_if_expired_false(cx: Ctx) {
 
 pub async fn lease_expiry_boundary_is_inclusive(cx: Ctx) {
     let l = cx.peer().lease("job", lease_opts(10.0, "a"), None).await.unwrap().unwrap();
-    cx.clock.set(fencepost::Timestamp(l.deadline_at().0 - 1));
+    cx.clock.set(fencepost::Timestamp::from_micros(l.deadline_at().as_micros() - 1));
     assert!(cx.db.lease("job", lease_opts(10.0, "b"), None).await.unwrap().is_none(), "1µs before the deadline: held");
     cx.clock.set(l.deadline_at());
     let stolen = cx.db.lease("job", lease_opts(10.0, "b"), None).await.unwrap();
@@ -861,7 +861,7 @@ pub async fn cancel_while_a_put_is_in_flight_resolves_by_read_back(cx: Ctx) {
         }),
     );
     assert!(cx.db.with_cancel(&c).claim("k3", json!("mine")).await.unwrap().won);
-    let settled_in = (real.now().unwrap().0 - cancelled_at.get().unwrap().0) as f64 / 1e6;
+    let settled_in = cancelled_at.get().unwrap().secs_until(real.now().unwrap());
     assert!(settled_in < 1.0, "settled {settled_in} s after the cancel");
     cx.take_counts();
     assert!(!cx.peer().claim("k", json!("theirs")).await.unwrap().won);
@@ -895,7 +895,7 @@ fn waiting(ttl: f64, holder: &str, wait: f64) -> LeaseOptions {
 }
 
 fn secs_since(cx: &Ctx, start: fencepost::Timestamp) -> f64 {
-    (cx.clock_now().0 - start.0) as f64 / 1e6
+    start.secs_until(cx.clock_now())
 }
 
 pub async fn lease_wait_acquires_after_release(cx: Ctx) {
@@ -933,7 +933,7 @@ pub async fn lease_wait_steals_at_the_deadline(cx: Ctx) {
     let held = cx.peer().lease("job", lease_opts(3.0, "a"), None).await.unwrap().unwrap();
     let l = cx.db.lease("job", waiting(10.0, "b", 60.0), None).await.unwrap().expect("stolen once expired");
     assert_eq!(l.epoch(), 2);
-    let late = (cx.clock_now().0 - held.deadline_at().0) as f64 / 1e6;
+    let late = held.deadline_at().secs_until(cx.clock_now());
     assert!((0.0..0.01).contains(&late), "taken at the held deadline, {late} s after it");
 }
 

@@ -132,7 +132,7 @@ impl S3Config {
 
     /// The value of the `Host` header every request carries (and signs): the request host, with
     /// the port only when it is not the scheme's default (as every HTTP client sends it).
-    pub fn host(&self) -> String {
+    pub(crate) fn host(&self) -> String {
         match self.addressing {
             Addressing::Path => self.parsed.authority(),
             Addressing::VirtualHosted => format!("{}.{}", self.bucket, self.parsed.authority()),
@@ -425,7 +425,7 @@ impl fmt::Debug for HttpRequest {
     }
 }
 
-/// What came back. Transports lowercase header names; lookups are case-insensitive anyway.
+/// Operation came back. Transports lowercase header names; lookups are case-insensitive anyway.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HttpResponse {
     pub status: u16,
@@ -560,9 +560,9 @@ impl S3Store {
 
 /// An operation as its error messages name it (`PUT "key"`): spelled out only when a message is
 /// made, not on every request.
-struct What<'a>(&'static str, &'a str);
+struct Operation<'a>(&'static str, &'a str);
 
-impl fmt::Display for What<'_> {
+impl fmt::Display for Operation<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {}", self.0, quoted(self.1))
     }
@@ -571,7 +571,7 @@ impl fmt::Display for What<'_> {
 #[async_trait(?Send)]
 impl ObjectStore for S3Store {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        let what = What("GET", key);
+        let what = Operation("GET", key);
         let request = self.config.get_object_request(key, self.signing_time()?);
         self.exchange(request, &what, |r| response::read_get(r, &what)).await
     }
@@ -583,19 +583,19 @@ impl ObjectStore for S3Store {
         precondition: &Precondition,
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
-        let what = What("PUT", key);
+        let what = Operation("PUT", key);
         let request = self.config.put_object_request(key, body, precondition, meta, self.signing_time()?)?;
         self.exchange(request, &what, |r| response::read_put(r, precondition, &what)).await
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        let what = What("DELETE", key);
+        let what = Operation("DELETE", key);
         let request = self.config.delete_object_request(key, self.signing_time()?);
         self.exchange(request, &what, |r| response::read_delete(r, &what)).await
     }
 
     async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
-        let what = What("LIST", prefix);
+        let what = Operation("LIST", prefix);
         let request = self.config.list_objects_v2_request(prefix, cursor, self.signing_time()?);
         let page = self.exchange(request, &what, |r| response::read_list(r, &what)).await?;
         let next = if page.is_truncated {

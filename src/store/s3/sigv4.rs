@@ -66,7 +66,6 @@ pub struct SignedHeaders {
     pub content_sha256: String,
     pub security_token: Option<String>,
     authorization: String,
-    signature: String,
 }
 
 impl SignedHeaders {
@@ -76,10 +75,10 @@ impl SignedHeaders {
         &self.authorization
     }
 
-    /// The bare signature, so callers can scrub it out of anything a server echoes back.
+    /// The bare signature (the end of the `Authorization` header).
     #[cfg(test)]
     pub fn signature(&self) -> &str {
-        &self.signature
+        self.authorization.rsplit_once("Signature=").map_or("", |(_, signature)| signature)
     }
 
     /// All of them as `(lowercase name, value)` pairs, ready to append to the request.
@@ -157,7 +156,6 @@ pub fn sign_with(
         content_sha256: request.payload_sha256.to_owned(),
         security_token: credentials.session_token.map(str::to_owned),
         authorization,
-        signature,
     }
 }
 

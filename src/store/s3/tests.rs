@@ -645,7 +645,7 @@ fn settle_on<T: 'static>(clock: &ManualClock, f: impl std::future::Future<Output
     loop {
         pool.run_until_stalled();
         if let Some(v) = out.borrow_mut().take() {
-            return (v, (clock.now().unwrap().0 - start.0) as f64 / 1e6);
+            return (v, start.secs_until(clock.now().unwrap()));
         }
         assert!(clock.step_until(limit), "still pending after an hour");
     }
