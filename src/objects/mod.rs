@@ -106,7 +106,7 @@ impl Default for WaitOptions {
 ///
 /// With [`ClockSource::Store`], after every response the store's clock (its `Date`
 /// header, [`ObjectStore::server_time`]) is compared with the configured clock and the offset
-/// kept; [`Objects::now`] then reads the store's time, so lease deadlines are written and judged
+/// kept; the objects layer then reads the store's time, so lease deadlines are written and judged
 /// in it. Until a store has answered, and for stores without a clock, the offset is 0.
 #[derive(Clone)]
 pub struct Objects {
