@@ -392,7 +392,7 @@ pub struct HttpRequest {
     pub method: &'static str,
     pub url: String,
     /// Lowercase names. `host` is not listed: every client derives it from `url` (and `fetch`
-    /// forbids setting it); it was signed as [`S3Config::host`] returns it, which is the same.
+    /// forbids setting it); it was signed as the endpoint's host, which is the same.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
