@@ -229,6 +229,47 @@ impl JsFencepost {
         })
     }
 
+    /// Acquire, run `f(lease)` (a JS function; its Promise is awaited) while the core keeps the
+    /// lease alive, release when it settles: the core's `with_lease`, so JS and Rust share one
+    /// behaviour. `f`'s rejection reaches the caller unchanged. null when not acquired.
+    #[wasm_bindgen(js_name = withLease)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_lease(
+        &self,
+        key: String,
+        ttl: f64,
+        holder: Option<String>,
+        steal_if_expired: Option<bool>,
+        state_fn: Option<Function>,
+        wait: Option<f64>,
+        every: Option<f64>,
+        f: Function,
+        signal: Option<AbortSignal>,
+    ) -> JsValue {
+        promise(signal, |c| {
+            let db = self.inner.under(&c);
+            async move {
+                let defaults = LeaseOptions::new(ttl);
+                let opts = LeaseOptions {
+                    holder,
+                    steal_if_expired: steal_if_expired.unwrap_or(defaults.steal_if_expired),
+                    wait,
+                    keep_alive_every: every,
+                    ..defaults
+                };
+                let mut state_fn = state_fn.map(|f| js_transition(f, "stateFn's result"));
+                let ran = db
+                    .with_lease(&key, opts, state_fn.as_deref_mut(), async |lease| {
+                        let handle: JsValue = JsLease { inner: lease.clone() }.into();
+                        let returned = f.call1(&JsValue::UNDEFINED, &handle).map_err(Error::callback)?;
+                        crate::host::promise::settled(&returned).await.map_err(Error::callback)
+                    })
+                    .await?;
+                Ok(ran.unwrap_or(JsValue::NULL))
+            }
+        })
+    }
+
     /// The new state, or null if there is no lease document.
     #[wasm_bindgen(js_name = cooperativeWrite)]
     pub fn cooperative_write(&self, key: String, f: Function, signal: Option<AbortSignal>) -> JsValue {
@@ -350,6 +391,18 @@ impl JsLease {
         let link = Linked::follow(stop);
         let renewing = self.inner.keep_alive(every, &link.cancel);
         Ok(into_promise(Some(link), Box::pin(async move { renewing.await.map(|_| JsValue::UNDEFINED) })))
+    }
+
+    /// Settles (with the reason's failure record) once the handle learns its period is over —
+    /// however it learns it, keep-alive inside the core included: the JS handle's `signal`
+    /// follows this.
+    #[wasm_bindgen(js_name = whenEnded)]
+    pub fn when_ended(&self) -> JsValue {
+        let ended = self.inner.ended().clone();
+        into_promise(None, Box::pin(async move {
+            ended.cancelled().await;
+            Ok(ended.reason().map_or(JsValue::UNDEFINED, to_js))
+        }))
     }
 }
 
