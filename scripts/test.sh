@@ -167,7 +167,7 @@ fi
 
 if want rust-worker; then
   # The Rust example Worker (workers-rs, fencepost's `worker` feature), built by worker-build and
-  # checked by the same demo as js/worker.js on local workerd + local R2.
+  # checked by the same demo as examples/worker.js on local workerd + local R2.
   stage rust-worker count_demo bash scripts/rust-worker.sh
 fi
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The fencepost demo: runs the example Worker (js/worker.js, configured by wrangler.toml) on a
+// The fencepost demo: runs the example Worker (examples/worker.js, configured by wrangler.toml) on a
 // local workerd through Miniflare's API, with a simulated in-memory R2 bucket. No account, no
 // network: everything listens on 127.0.0.1 and nothing is persisted.
 //

@@ -1,13 +1,13 @@
-// Runs every runnable example of the patterns guide (js/examples/*.mjs) against the installed
+// Runs every runnable example of the patterns guide (examples/patterns/*.mjs) against the installed
 // package: documentation that cannot rot. Each example exits non-zero when its invariant fails.
-// Then the tests of the "Testing your code" guide (js/examples/testing/, docs/testing.md), each
+// Then the tests of the "Testing your code" guide (examples/testing/, docs/testing.md), each
 // under the runner it is written for: node --test, deno test, vitest in workerd; one count per test.
 import { readdirSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const dir = new URL("../../js/examples/", import.meta.url);
+const dir = new URL("../../examples/patterns/", import.meta.url);
 let passed = 0;
 let failed = 0;
 for (const file of readdirSync(dir).filter((f) => f.endsWith(".mjs")).sort()) {
@@ -26,20 +26,20 @@ const guide = [
   {
     runner: "node --test",
     cmd: process.execPath,
-    args: ["--test", "--test-reporter=tap", "js/examples/testing/cron-job.node.test.mjs"],
+    args: ["--test", "--test-reporter=tap", "examples/testing/cron-job.node.test.mjs"],
     count: (out) => [sum(out, /^# pass (\d+)/gm), sum(out, /^# fail (\d+)/gm)],
   },
   {
     runner: "deno test",
     cmd: `${root}node_modules/.bin/deno`,
-    args: ["test", "--allow-read", "js/examples/testing/cron-job.deno.test.mjs"],
+    args: ["test", "--allow-read", "examples/testing/cron-job.deno.test.mjs"],
     count: (out) => [sum(out, /^(?:ok|FAILED) \| (\d+) passed/gm), sum(out, /^(?:ok|FAILED) \| \d+ passed(?: \(\d+ steps?\))? \| (\d+) failed/gm)],
   },
   {
     runner: "vitest in workerd",
-    file: "js/examples/testing/cron-job.worker.test.mjs",
+    file: "examples/testing/cron-job.worker.test.mjs",
     cmd: `${root}node_modules/.bin/vitest`,
-    args: ["run", "--config", "js/examples/testing/vitest.config.mjs"],
+    args: ["run", "--config", "examples/testing/vitest.config.mjs"],
     count: (out) => [sum(out, /^ *Tests .*?(\d+) passed/gm), sum(out, /^ *Tests .*?(\d+) failed/gm)],
   },
 ];
