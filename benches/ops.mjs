@@ -1,8 +1,9 @@
 // Benchmarks: latency and requests per operation, printed as figures (not asserted).
-//   node benches/ops.mjs              memory store, plus SeaweedFS if FENCEPOST_SEAWEED_* is set
-// (scripts/servers/start.sh + `set -a; . .run/servers.env; set +a` to include SeaweedFS).
+//   node benches/ops.mjs              memory store, plus SeaweedFS when it runs (FENCEPOST_SEAWEED_*,
+//                                     or .run/servers.env written by scripts/servers/start.sh)
 import { performance } from "node:perf_hooks";
 import { readFileSync } from "node:fs";
+import { s3Factories, serverSettings } from "../js/support/servers.js";
 
 const t0 = performance.now();
 const lib = await import("fencepost");
@@ -12,11 +13,7 @@ const compileStart = performance.now();
 await WebAssembly.compile(readFileSync(new URL("../node_modules/fencepost/fencepost_bg.wasm", import.meta.url)));
 const compileMs = performance.now() - compileStart;
 
-const stores = { memory: () => lib.memoryStore() };
-if (process.env.FENCEPOST_SEAWEED_ENDPOINT) {
-  const { s3Factories } = await import("../tests/js/stores.js");
-  stores.seaweed = s3Factories(lib, process.env, "bench", ["SEAWEED"]).seaweed;
-}
+const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, serverSettings(), "bench", ["SEAWEED"]) };
 
 const N = Number(process.env.BENCH_N ?? 200);
 

@@ -27,8 +27,7 @@ import { aws4fetchCoord } from "./aws4fetch-impl.mjs";
 import { InstantS3, prebuild, replay } from "./instant-s3.mjs";
 import { mapCoord } from "./map-baseline.mjs";
 import { INSTANT_S3_SETTINGS, SCENARIOS } from "./scenarios.mjs";
-import { serverSettings } from "../scripts/servers/settings.mjs";
-import { s3Options } from "../tests/js/stores.js";
+import { s3Options, serverSettings } from "../js/support/servers.js";
 
 const env = process.env;
 const root = fileURLToPath(new URL("..", import.meta.url));

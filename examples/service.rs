@@ -1,4 +1,4 @@
-//! A native Rust service coordinating with the example Worker (`js/worker.js` or
+//! A native Rust service coordinating with the example Worker (`examples/worker.js` or
 //! `examples/worker-rs`) on one bucket, through the bucket's S3 API (for R2:
 //! `https://<account>.r2.cloudflarestorage.com`, region `auto`), while the Worker uses its binding.
 //! Keys and documents are the Worker's: claims under `cron/`, job leases under `jobs/`.

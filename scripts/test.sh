@@ -24,7 +24,9 @@ total_failed=0
 failed_stages=()
 
 # Run one stage; its own output goes to the terminal and to .run/test-logs/STAGE.log, and the
-# stage's parser turns that log into "passed failed".
+# stage's parser turns that log into "passed failed": count_cargo reads cargo test's "test result:"
+# lines (cargo has no stable machine-readable output), count_plain the line "N passed, M failed"
+# that every other stage ends with.
 stage() {
   local name=$1 parser=$2; shift 2
   echo
@@ -40,11 +42,19 @@ stage() {
 }
 
 count_cargo() { awk '/^test result:/ {p+=$4; f+=$6} END {print p+0, f+0}' "$1"; }
-count_node() { awk '/^# pass / {p+=$3} /^# fail / {f+=$3} /^ℹ pass / {p+=$3} /^ℹ fail / {f+=$3} END {print p+0, f+0}' "$1"; }
-count_deno() { sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '/^(ok|FAILED) \|/ {p+=$3; f+=$6} END {print p+0, f+0}'; }
-count_demo() { awk '/^All [0-9]+ checks passed/ {p+=$2} END {print p+0, 0}' "$1"; }
-count_vitest() { sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '/^ *Tests  / {for (i = 2; i <= NF; i++) {if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1)}} END {print p+0, f+0}'; }
 count_plain() { awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$1; f+=$3} END {print p+0, f+0}' "$1"; }
+
+# `junit REPORT RUNNER…`: run a JS test runner that also writes a JUnit report to REPORT (node --test,
+# deno test and vitest all can), then print that report's "N passed, M failed" (js/support/junit.mjs).
+junit() {
+  local report=$1 rc
+  shift
+  rm -f "$report"
+  "$@"
+  rc=$?
+  node js/support/junit.mjs "$report"
+  return $rc
+}
 
 if want native; then
   stage native count_cargo cargo test --all-targets
@@ -120,7 +130,10 @@ if want wasm; then
     cargo test --target wasm32-unknown-unknown --test wasm
 fi
 if want node; then
-  stage node count_node node --test --test-reporter=tap tests/js/node.test.mjs tests/js/error-codes.test.mjs tests/js/lifecycle.test.mjs
+  report=$LOGS/node.junit.xml
+  stage node count_plain junit "$report" node --test --test-reporter=tap --test-reporter-destination=stdout \
+    --test-reporter=junit --test-reporter-destination="$report" \
+    tests/js/node.test.mjs tests/js/error-codes.test.mjs tests/js/lifecycle.test.mjs
 fi
 if want examples; then
   stage examples count_plain node tests/js/examples.mjs
@@ -138,7 +151,9 @@ if want package; then
   stage package count_plain node tests/js/package-check.mjs
 fi
 if want deno; then
-  stage deno count_deno deno test --allow-read --allow-env --allow-net=127.0.0.1 --config tests/js/deno.json tests/js/deno.test.mjs
+  report=$LOGS/deno.junit.xml
+  stage deno count_plain junit "$report" deno test --allow-read --allow-env --allow-net=127.0.0.1 --config tests/js/deno.json \
+    --junit-path="$report" tests/js/deno.test.mjs
 fi
 if want workerd; then
   stage workerd count_plain node tests/js/workerd/run.mjs
@@ -146,7 +161,9 @@ fi
 if want workers; then
   # The example Worker's own tests, as Workers users write them: vitest inside workerd
   # (@cloudflare/vitest-pool-workers), local R2 (tests/workers/).
-  stage workers count_vitest vitest run --config tests/workers/vitest.config.mjs
+  report=$LOGS/workers.junit.xml
+  stage workers count_plain junit "$report" vitest run --config tests/workers/vitest.config.mjs \
+    --reporter=default --reporter=junit --outputFile.junit="$report"
 fi
 if want browser; then
   stage browser count_plain node tests/js/browser/run.mjs
@@ -163,13 +180,13 @@ if want playground; then
 fi
 
 if want demo; then
-  stage demo count_demo node js/demo/run-demo.mjs
+  stage demo count_plain node js/demo/run-demo.mjs
 fi
 
 if want rust-worker; then
   # The Rust example Worker (workers-rs, fencepost's `worker` feature), built by worker-build and
-  # checked by the same demo as js/worker.js on local workerd + local R2.
-  stage rust-worker count_demo bash scripts/rust-worker.sh
+  # checked by the same demo as examples/worker.js on local workerd + local R2.
+  stage rust-worker count_plain bash scripts/rust-worker.sh
 fi
 
 if want chaos; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The fencepost demo: runs the example Worker (js/worker.js, configured by wrangler.toml) on a
+// The fencepost demo: runs the example Worker (examples/worker.js, configured by wrangler.toml) on a
 // local workerd through Miniflare's API, with a simulated in-memory R2 bucket. No account, no
 // network: everything listens on 127.0.0.1 and nothing is persisted.
 //
@@ -9,7 +9,8 @@
 //   3. a cooperative cancel of a job while it runs, then a tick that refuses the cancelled job;
 //   4. the R2 requests every operation cost, against the floor (README: Requests per operation).
 //
-// Exits 0 when every check holds, 1 otherwise. Expects the package to be built and installed
+// Ends with the line "N passed, M failed" (the checks; what scripts/test.sh counts) and exits 0
+// when every check holds, 1 otherwise. Expects the package to be built and installed
 // (scripts/build-pkg.sh, scripts/install-pkg.sh): the Worker imports "fencepost" from node_modules.
 //
 //   node js/demo/run-demo.mjs --config examples/worker-rs/wrangler.toml
@@ -356,8 +357,8 @@ async function main() {
   out(`  GET /ticks → ${ticks.body.ticks?.length} ticks ran: ${ticks.body.ticks?.map((t) => `${t.tick.slice(5, 16)} by ${t.winner?.invocation}`).join(", ")}`);
   check(ticks.body.ticks?.length === day1.length + day2.length, "GET /ticks lists every tick once");
   const uniq = (xs) => [...new Set(xs)].join("/");
-  out(`  claim won  × ${claimCosts.won.length}: ${uniq(claimCosts.won)} request each   ${dim("(SPEC floor: 1 — put-if-absent)")}`);
-  out(`  claim lost × ${claimCosts.lost.length}: ${uniq(claimCosts.lost)} requests each  ${dim("(SPEC floor: 2 — failed put-if-absent + read of the winner)")}`);
+  out(`  claim won  × ${claimCosts.won.length}: ${uniq(claimCosts.won)} request each   ${dim("(floor: 1 — put-if-absent)")}`);
+  out(`  claim lost × ${claimCosts.lost.length}: ${uniq(claimCosts.lost)} requests each  ${dim("(floor: 2 — failed put-if-absent + read of the winner)")}`);
   check(claimCosts.won.every((n) => n === 1), "every won claim cost 1 request");
   check(claimCosts.lost.every((n) => n === 2), "every lost claim cost 2 requests");
   out(`  job runs: lease acquire 2 + per step (renew 1 + checkpoint 1) + release 1, and +2 when a write`);
@@ -377,7 +378,7 @@ async function main() {
     out(`    ${j.tick.slice(0, 16)} ${j.id} epoch ${j.epoch ?? "-"} ${j.outcome.padEnd(9)} ${fmtCounts(j.requests).padEnd(28)} ${dim(note)}`);
     check(j.requests?.total === expected, `${j.tick} job run cost ${expected} requests (got ${j.requests?.total})`);
   }
-  out(`  cooperativeWrite (the cancel): ${fmtCounts(cancel.body.requests)}   ${dim("(SPEC floor: 2)")}`);
+  out(`  cooperativeWrite (the cancel): ${fmtCounts(cancel.body.requests)}   ${dim("(floor: 2)")}`);
   check(cancel.body.requests?.total === 2, "the cooperative write cost 2 requests");
 
   out();
@@ -393,6 +394,7 @@ async function main() {
       for (const l of otherLogs.slice(-30)) out(dim(`  ${l}`));
     }
   }
+  out(`${checks.length - failed.length} passed, ${failed.length} failed`);
   return failed.length === 0;
 }
 

@@ -1,8 +1,8 @@
 // The playground page: controls → a Simulation (sim.js), redrawn as the manual clock moves
-// (timeline.js), then the invariants and the summary (invariants.js). Results for automation in
+// (timeline.js), then the invariants, the summary and the fingerprint (report.js). Results for automation in
 // window.__playground; ?autorun=1 runs the configuration in the query string at once.
 import { Simulation, DEFAULTS, normalizeConfig } from "./sim.js";
-import { checkInvariants, summarize, fingerprint } from "./invariants.js";
+import { checkInvariants, summarize, fingerprint } from "./report.js";
 import { drawTimeline, FAULT_NAMES } from "./timeline.js";
 
 const $ = (id) => document.getElementById(id);

@@ -14,7 +14,7 @@
 // core's own randomness, and without it a seed replays exactly the same history.
 import { Fencepost, LeaseLost, FencepostError, memoryStore, initWasm } from "fencepost";
 import { faultStore, manualClock } from "fencepost/testing";
-import { prng } from "./prng.js";
+import { prng } from "../support/prng.js";
 
 export const DEFAULTS = Object.freeze({
   workers: 4, // simulated workers

@@ -3,7 +3,7 @@
 # Usage: scripts/servers/start.sh [seaweed] [moto]        (default: both)
 #   seaweed  SeaweedFS `weed mini` (enforces SigV4; credentials from seaweed-identities.json)
 #   moto     moto's S3 behind one global lock (moto_locked.py; accepts any credentials)
-# Then:  set -a; . .run/servers.env; set +a     (the JS runners read it themselves: settings.mjs)
+# Then:  set -a; . .run/servers.env; set +a     (the JS runners read it themselves: js/support/servers.js)
 # Idempotent: an instance recorded in .run/NAME.pid that is alive and answering is reused.
 # Environment: FENCEPOST_RUN_DIR (default <repo>/.run), FENCEPOST_VENV (default <repo>/.tools/venv),
 #              FENCEPOST_SERVER_TIMEOUT (readiness timeout in seconds, default 60).

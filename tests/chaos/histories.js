@@ -1,5 +1,6 @@
-// Seeded random concurrent histories against fencepost through the fault proxy, and the invariants
-// checked on their outcome. The final state is read directly from the store (no proxy).
+// Seeded random concurrent histories against fencepost through the fault proxy; their outcome is
+// checked with the shared invariants (js/support/invariants.js) on the final state, read directly
+// from the store (no proxy).
 //
 //   claims   many concurrent db.claim(key, value) on a few keys from several Fencepost instances
 //   counter  concurrent doc.update(v => v + 1, {create: 0}) on one doc
@@ -10,15 +11,10 @@
 // a unique id (no write(), no release({state})), so "no acknowledged write is lost" is exact.
 
 import { FencepostError } from "fencepost";
-import { prng } from "./prng.js";
+import { prng } from "../../js/support/prng.js";
+import { NOTHING_WRITTEN, claimProblems, counterProblems, epochProblems, fencingProblems, refusedProblems, writeProblems } from "../../js/support/invariants.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-/**
- * Failures that say "nothing was written": the bare abort reason (SPEC: nothing was in flight, or
- * the read-back proved it did not land), a plain StorageError (an unprovable outcome is an
- * AmbiguousWriteError instead), a ConflictError (every attempt lost its race).
- */
-const DEFINITE = new Set(["ABORTED", "STORAGE_ERROR", "CONFLICT"]);
 const INIT = () => ({ log: [], coop: [] });
 
 /** The bookkeeping of one seed: calls, rejections by code, violations by family. */
@@ -39,7 +35,8 @@ export class Ledger {
   /**
    * Run one API call: {ok: true, value} or {ok: false, code, error}. `fn` gets an AbortSignal (or
    * undefined). With `abortMs`, the signal aborts after that many ms with a fresh reason: a
-   * rejection with exactly that reason is code "ABORTED" (SPEC: nothing landed). A rejection that
+   * rejection with exactly that reason is code "ABORTED" (fencepost rejects with the bare reason
+   * only when nothing landed). A rejection that
    * is not a FencepostError (nor that reason), or a call that does not settle within the watchdog,
    * is a violation.
    */
@@ -111,7 +108,7 @@ class ChaosAbort extends Error {
 export async function claimHistory({ seed, dbs, direct, ledger, calls, keys = 4, spread = 1500, abortRate = 0 }) {
   const rng = prng(seed, "claims");
   const perKey = Math.max(3, Math.round(calls / keys));
-  const results = []; // {key, caller, outcome}
+  const results = []; // {key, caller, r}
   const jobs = [];
   for (let k = 0; k < keys; k++) {
     const key = `claim/${k}`;
@@ -129,32 +126,14 @@ export async function claimHistory({ seed, dbs, direct, ledger, calls, keys = 4,
   }
   await Promise.all(jobs);
 
-  for (let k = 0; k < keys; k++) {
-    const key = `claim/${k}`;
-    const stored = (await direct.doc(key).get())?.value ?? null;
-    const mine = results.filter((x) => x.key === key);
-    const winners = mine.filter((x) => x.r.ok && x.r.value.won === true);
-    const v = (msg) => ledger.violate("claims", `${key}: ${msg}`);
-    if (winners.length > 1) v(`${winners.length} callers told won: true (${winners.map((x) => x.caller).join(", ")})`);
-    if (stored === null) {
-      if (mine.some((x) => x.r.ok)) v(`no claim stored, yet ${mine.filter((x) => x.r.ok).length} calls returned`);
-      continue;
-    }
-    for (const x of mine) {
-      if (DEFINITE.has(x.r.code) && stored.caller === x.caller) {
-        v(`${x.caller}'s call failed with ${x.r.code} (nothing written), yet its value is the stored winner`);
-      }
-      if (!x.r.ok) continue;
-      const got = x.r.value;
-      if (got.key !== key) v(`${x.caller} got key ${JSON.stringify(got.key)}`);
-      if (JSON.stringify(got.value) !== JSON.stringify(stored)) {
-        v(`${x.caller} (won: ${got.won}) was given ${JSON.stringify(got.value)}, stored winner is ${JSON.stringify(stored)}`);
-      }
-      const isStored = stored.caller === x.caller;
-      if (isStored && got.won !== true) v(`${x.caller}'s value is the stored winner but it was told won: ${got.won}`);
-      if (!isStored && got.won === true) v(`${x.caller} was told won: true but the stored winner is ${stored.caller}`);
-    }
-  }
+  const stored = {};
+  for (let k = 0; k < keys; k++) stored[`claim/${k}`] = (await direct.doc(`claim/${k}`).get())?.value ?? null;
+  const outcomes = results.map(({ key, caller, r }) => {
+    const sent = { caller, seed };
+    if (!r.ok) return { key, caller, sent, ok: false, code: r.code };
+    return { key, caller, sent, ok: true, won: r.value.won, value: r.value.value, gotKey: r.value.key };
+  });
+  for (const p of claimProblems(outcomes, stored)) ledger.violate("claims", p);
   return { keys, calls: results.length };
 }
 
@@ -173,25 +152,13 @@ export async function counterHistory({ seed, dbs, direct, ledger, calls, workers
       const abortMs = rng.chance(abortRate) ? rng.range(0, 100) : undefined;
       const r = await ledger.call("doc.update", (signal) => db.doc(key).update((v) => v + 1, { create: 0, signal }), { abortMs });
       if (r.ok) acked.push(r.value);
-      else if (DEFINITE.has(r.code)) definite[r.code] = (definite[r.code] ?? 0) + 1;
+      else if (NOTHING_WRITTEN.has(r.code)) definite[r.code] = (definite[r.code] ?? 0) + 1;
       else uncertain++;
       await sleep(rng.range(0, 60));
     }
   }));
   const stored = (await direct.doc(key).get())?.value ?? 0;
-  const v = (msg) => ledger.violate("counter", msg);
-  if (typeof stored !== "number") v(`stored counter is ${JSON.stringify(stored)}`);
-  if (stored < acked.length) v(`counter is ${stored} but ${acked.length} increments were acknowledged (an increment was lost)`);
-  if (stored > acked.length + uncertain) {
-    const nDefinite = Object.values(definite).reduce((a, b) => a + b, 0);
-    const more = stored <= acked.length + uncertain + nDefinite
-      ? ` (a call that failed with ${Object.keys(definite).join(" or ")}, as if nothing was written, landed)` : " (one applied twice)";
-    v(`counter is ${stored} but only ${acked.length} acknowledged + ${uncertain} ambiguous increments${more}`);
-  }
-  const seen = new Map();
-  for (const x of acked) seen.set(x, (seen.get(x) ?? 0) + 1);
-  for (const [x, n] of seen) if (n > 1) v(`value ${x} was acknowledged to ${n} increments`);
-  for (const x of acked) if (!(Number.isInteger(x) && x >= 1 && x <= stored)) v(`acknowledged value ${x} outside 1..${stored}`);
+  for (const p of counterProblems({ stored, acked, ambiguous: uncertain, nothingWritten: definite })) ledger.violate("counter", p);
   return { stored, acked: acked.length, uncertain, definite };
 }
 
@@ -227,7 +194,7 @@ export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2,
         if (!r.value?.log?.some((x) => x.id === id)) {
           ledger.violate("lease-writes", `${id}: updateState resolved to a state without its entry`);
         }
-      } else if (DEFINITE.has(r.code)) {
+      } else if (NOTHING_WRITTEN.has(r.code)) {
         definiteLog.set(id, { key, code: r.code });
       }
       if (r.code === "LEASE_LOST") {
@@ -320,7 +287,7 @@ export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2,
           const b = s ?? INIT();
           return { ...b, coop: [...(b.coop ?? []), id] };
         }));
-      if (DEFINITE.has(r.code)) definiteLog.set(id, { key, code: r.code });
+      if (NOTHING_WRITTEN.has(r.code)) definiteLog.set(id, { key, code: r.code });
       if (r.ok && r.value !== null) {
         ackedCoop.set(id, key);
         if (!r.value?.coop?.includes(id)) ledger.violate("lease-writes", `${id}: cooperativeWrite resolved to a state without its entry`);
@@ -342,51 +309,21 @@ export async function leaseHistory({ seed, dbs, direct, ledger, calls, keys = 2,
     const key = `lease/${k}`;
     const obj = await direct.objects.get(key);
     const doc = obj ? JSON.parse(new TextDecoder().decode(obj.data)) : null;
-    const acq = acquisitions.filter((a) => a.key === key);
-    const byEpoch = new Map();
-    for (const a of acq) {
-      if (byEpoch.has(a.epoch)) {
-        const b = byEpoch.get(a.epoch);
-        ledger.violate("lease-epochs", `${key}: epoch ${a.epoch} acquired twice (${b.w} try ${b.i} and ${a.w} try ${a.i})`);
-      } else byEpoch.set(a.epoch, a);
-    }
-    if (!doc) {
-      if (acq.length) ledger.violate("lease-epochs", `${key}: ${acq.length} acquisitions but no lease document`);
-      continue;
-    }
-    const maxEpoch = Math.max(0, ...acq.map((a) => a.epoch));
-    if (!(doc.epoch >= maxEpoch)) ledger.violate("lease-epochs", `${key}: stored epoch ${doc.epoch} below acquired epoch ${maxEpoch}`);
-    const log = doc.state?.log ?? [];
-    const coop = doc.state?.coop ?? [];
-    // every logged write came from the holder that acquired its epoch
-    for (const e of log) {
-      const a = byEpoch.get(e.epoch);
-      if (!a) ledger.violate("lease-epochs", `${key}: ${e.id} written under epoch ${e.epoch}, which no caller acquired`);
-      else if (a.w !== e.w) ledger.violate("lease-epochs", `${key}: ${e.id} by ${e.w} under epoch ${e.epoch}, held by ${a.w}`);
-    }
-    // fencing: no write of an older epoch after a newer one; a holder's own writes in order
-    for (let x = 1; x < log.length; x++) {
-      if (log[x].epoch < log[x - 1].epoch) {
-        ledger.violate("lease-fencing", `${key}: ${log[x].id} (epoch ${log[x].epoch}) landed after ${log[x - 1].id} (epoch ${log[x - 1].epoch})`);
-      }
-      const [a, b] = [log[x - 1].id.split("."), log[x].id.split(".")];
-      if (a[0] === b[0] && a[1] === b[1] && Number(b[2]) <= Number(a[2])) {
-        ledger.violate("lease-fencing", `${key}: ${log[x].id} landed after ${log[x - 1].id}`);
-      }
-    }
-    // no acknowledged write lost, none applied twice
-    const count = (xs) => xs.reduce((m, id) => m.set(id, (m.get(id) ?? 0) + 1), new Map());
-    const logIds = count(log.map((e) => e.id));
-    const coopIds = count(coop);
-    for (const [id, n] of logIds) if (n > 1) ledger.violate("lease-writes", `${key}: ${id} applied ${n} times`);
-    for (const [id, n] of coopIds) if (n > 1) ledger.violate("lease-writes", `${key}: cooperative ${id} applied ${n} times`);
-    for (const [id, x] of ackedLog) if (x.key === key && !logIds.has(id)) ledger.violate("lease-writes", `${key}: acknowledged ${id} (epoch ${x.entry.epoch}) is lost`);
-    for (const [id, kk] of ackedCoop) if (kk === key && !coopIds.has(id)) ledger.violate("lease-writes", `${key}: acknowledged cooperative ${id} is lost`);
-    for (const [id, x] of definiteLog) {
-      if (x.key === key && (logIds.has(id) || coopIds.has(id))) {
-        ledger.violate("lease-writes", `${key}: ${id} failed with ${x.code} (nothing written), yet it is in the state`);
-      }
-    }
+    const log = doc?.state?.log ?? [];
+    const coop = doc?.state?.coop ?? [];
+    const v = (family) => (p) => ledger.violate(family, `${key}: ${p}`);
+    const acquired = acquisitions.filter((a) => a.key === key).map((a) => ({ epoch: a.epoch, by: a.w, holder: `${a.w} try ${a.i}` }));
+    epochProblems({ acquisitions: acquired, log: log.map((e) => ({ epoch: e.epoch, by: e.w, id: e.id })), storedEpoch: doc?.epoch ?? null })
+      .forEach(v("lease-epochs"));
+    // An entry's id is `${key}#${w}.${i}.${j}`: the j-th write of the worker's i-th holding.
+    fencingProblems(log.map((e) => ({ epoch: e.epoch, id: e.id, seq: Number(e.id.split(".")[2]) }))).forEach(v("lease-fencing"));
+    const logIds = log.map((e) => e.id);
+    const acked = [...ackedLog].filter(([, x]) => x.key === key).map(([id]) => id);
+    const ackedCoopHere = [...ackedCoop].filter(([, k]) => k === key).map(([id]) => id);
+    const refused = [...definiteLog].filter(([, x]) => x.key === key).map(([id, x]) => ({ id, code: x.code }));
+    writeProblems(logIds, acked).forEach(v("lease-writes"));
+    writeProblems(coop, ackedCoopHere).map((p) => `cooperative ${p}`).forEach(v("lease-writes"));
+    refusedProblems([...logIds, ...coop], refused).forEach(v("lease-writes"));
   }
   return {
     ...stats,

@@ -1,17 +1,16 @@
 #!/usr/bin/env node
 // Minimal reproductions (found by the chaos suite) of writes that land *after* fencepost told the
 // caller they had not: a request the client gave up on (abort, per-attempt timeout) can still reach
-// the server and land. SPEC "Cancellation and timeouts" / "Ambiguous writes": a call that may have
-// written resolves by read-back *where it can*, else fails with AmbiguousWriteError — a bare abort
-// reason or a plain StorageError means nothing landed.
+// the server and land. fencepost's contract for cancellation, timeouts and ambiguous writes: a call
+// that may have written resolves by read-back *where it can*, else fails with AmbiguousWriteError —
+// a bare abort reason or a plain StorageError means nothing landed.
 //
 //   node tests/chaos/repro-late-landing.mjs     (FENCEPOST_SEAWEED_* from .run/servers.env)
 //
 // The proxy holds the chosen PUT and forwards it 0.3 s after the client's 2 s timeout ("hung:late").
 import * as lib from "fencepost";
-import { serverSettings } from "../../scripts/servers/settings.mjs";
-import { s3Options } from "../js/stores.js";
-import { startFaultProxy } from "./proxy.js";
+import { s3Options, serverSettings } from "../../js/support/servers.js";
+import { startFaultProxy } from "../../js/support/fault-proxy.js";
 
 const env = serverSettings();
 const TIMEOUT = 2;

@@ -11,9 +11,8 @@
 // test per seed × invariant family; last line "N passed, M failed".
 
 import * as lib from "fencepost";
-import { serverSettings } from "../../scripts/servers/settings.mjs";
-import { s3Options } from "../js/stores.js";
-import { startFaultProxy } from "./proxy.js";
+import { s3Options, serverSettings } from "../../js/support/servers.js";
+import { startFaultProxy } from "../../js/support/fault-proxy.js";
 import { Ledger, claimHistory, counterHistory, leaseHistory } from "./histories.js";
 
 const env = process.env;

@@ -1,8 +1,11 @@
-//! The conformance suite, written once and run against every store: natively on the memory store
-//! (`tests/native.rs`) and in wasm under Node against the memory store, SeaweedFS and moto through
-//! `fetch` (`tests/wasm.rs`). Each case gets a fresh, empty namespace, a manual clock (so expiry is
-//! exact) and a counting, fault-injecting wrapper (so requests per operation are asserted against
-//! the floor in the README's "Requests per operation").
+//! The conformance suite, written once and run against every store the Rust tests reach: natively
+//! on the memory store (`tests/native.rs`), natively against SeaweedFS and moto through
+//! `ReqwestTransport` (`tests/native_s3.rs`), and in wasm under Node against the memory store,
+//! SeaweedFS and moto through `fetch` (`tests/wasm.rs`). `cases` holds the cases every store runs,
+//! `s3` the checks only a real S3 server can answer (contention, a wrong secret). Each case gets a
+//! fresh, empty namespace, a manual clock (so expiry is exact) and a `FaultStore` in front of the
+//! store, which counts requests (asserted against the floor in the README's "Requests per
+//! operation") and injects faults (lost responses, competing writes).
 
 #![allow(dead_code)]
 

@@ -6,8 +6,7 @@ import * as testing from "fencepost/testing";
 import * as zod from "zod";
 import * as valibot from "valibot";
 import { cases } from "./suite.js";
-import { s3Factories } from "./stores.js";
-import { serverSettings } from "../../scripts/servers/settings.mjs";
+import { s3Factories, serverSettings } from "../../js/support/servers.js";
 
 // SeaweedFS and moto when running (scripts/test.sh starts them); memory alone otherwise.
 const settings = serverSettings();

@@ -1,4 +1,4 @@
-// The lease lifecycle against a real server (SeaweedFS) through a small proxy that can hold PUTs:
+// The lease lifecycle against a real server (SeaweedFS) through the fault proxy holding PUTs:
 // keep-alive over many ttls, renewals blocked, hung PUTs cut by the per-attempt timeout, aborts,
 // and the store clock with skewed local clocks. Node only (the proxy is a Node server); the
 // conformance suite covers the same API in every runtime without faults.
@@ -6,58 +6,34 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import * as lib from "fencepost";
-import { freshPrefix, s3Options } from "./stores.js";
-import { serverSettings } from "../../scripts/servers/settings.mjs";
+import { freshPrefix, s3Options, serverSettings } from "../../js/support/servers.js";
+import { startFaultProxy } from "../../js/support/fault-proxy.js";
 
 const env = serverSettings();
 const upstream = env.FENCEPOST_SEAWEED_ENDPOINT;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Forwards everything to SeaweedFS; `mode.puts` decides what happens to PUTs: "pass", "hang"
- * (never forwarded, never answered), "late" (forwarded after `lateMs`, answer withheld), "landed"
- * (forwarded at once, answer withheld).
+ * What the proxy does to PUTs (every other request passes): "pass", "hang" (never forwarded,
+ * never answered), "late" (forwarded after `lateMs`, answer withheld), "landed" (forwarded at
+ * once, answer withheld). The client's per-attempt timeout or abort is what ends a held PUT.
  */
-const mode = { puts: "pass", lateMs: 1000 };
+const PUTS = { hang: "hung:dropped", late: "hung:late", landed: "hung:landed" };
 let proxy;
 let proxyUrl;
-const held = new Set();
-
-function forward(req, body, res) {
-  const up = new URL(upstream);
-  const out = http.request({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
-    const chunks = [];
-    r.on("data", (c) => chunks.push(c));
-    r.on("end", () => {
-      if (!res) return;
-      res.writeHead(r.statusCode, r.headers);
-      res.end(Buffer.concat(chunks));
-    });
-  });
-  out.on("error", () => res?.destroy());
-  out.end(body);
+function putsMode(mode, { lateMs } = {}) {
+  proxy?.setRules(mode === "pass" ? [] : [{ method: "PUT", fault: PUTS[mode], lateMs }]);
 }
 
 before(async () => {
   if (!upstream) return;
-  proxy = http.createServer((req, res) => {
-    const chunks = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      if (req.method !== "PUT" || mode.puts === "pass") return forward(req, body, res);
-      held.add(res);
-      if (mode.puts === "late") setTimeout(() => forward(req, body, null), mode.lateMs);
-      if (mode.puts === "landed") forward(req, body, null);
-    });
-  });
-  await new Promise((r) => proxy.listen(0, "127.0.0.1", r));
-  proxyUrl = `http://127.0.0.1:${proxy.address().port}`;
+  // Held requests stay held for the whole test (the client must cut them), not the proxy's default 8 s.
+  proxy = await startFaultProxy({ upstream, hungMax: 120 });
+  proxyUrl = proxy.url;
 });
 
 after(async () => {
-  for (const res of held) res.destroy();
-  await new Promise((r) => proxy?.close(r) ?? r());
+  await proxy?.close();
 });
 
 function store({ direct = false, timeout = 0.5, prefix } = {}) {
@@ -67,7 +43,7 @@ const retry = { maxAttempts: 3, baseDelay: 0.02, maxDelay: 0.1 };
 const skip = !upstream && "needs FENCEPOST_SEAWEED_* (scripts/test.sh starts SeaweedFS)";
 
 test("a 2-s lease kept alive for 20 s is never stolen", { skip }, async () => {
-  mode.puts = "pass";
+  putsMode("pass");
   const prefix = freshPrefix("lifecycle");
   const db = new lib.Fencepost(store({ prefix }), { retry });
   const thief = new lib.Fencepost(store({ prefix, direct: true }), { retry });
@@ -86,14 +62,14 @@ test("a 2-s lease kept alive for 20 s is never stolen", { skip }, async () => {
 });
 
 test("renewals blocked: signal aborts with LeaseLost before the deadline; a thief gets it only after", { skip }, async () => {
-  mode.puts = "pass";
+  putsMode("pass");
   const prefix = freshPrefix("lifecycle");
   const db = new lib.Fencepost(store({ prefix, timeout: 0.3 }), { retry });
   const thief = new lib.Fencepost(store({ prefix, direct: true }), { retry });
   const lease = await db.lease("job", { ttl: 2 });
   lease.keepAlive({ every: 0.5 });
   await sleep(1200);
-  mode.puts = "hang";
+  putsMode("hang");
   const deadline = lease.deadlineAt.getTime(); // the last renewal that landed (no later one will)
   const aborted = new Promise((resolve) => lease.signal.addEventListener("abort", () => resolve(Date.now())));
   let stolenAt = null;
@@ -105,7 +81,7 @@ test("renewals blocked: signal aborts with LeaseLost before the deadline; a thie
   })();
   const abortedAt = await aborted;
   await stealing;
-  mode.puts = "pass";
+  putsMode("pass");
   const lastDeadline = Math.max(deadline, lease.deadlineAt.getTime());
   assert.ok(lease.signal.reason instanceof lib.LeaseLost, `reason: ${lease.signal.reason}`);
   assert.ok(abortedAt < lastDeadline, `aborted ${lastDeadline - abortedAt} ms before the deadline`);
@@ -114,12 +90,12 @@ test("renewals blocked: signal aborts with LeaseLost before the deadline; a thie
 });
 
 test("a PUT that never answers settles within timeout × attempts", { skip }, async () => {
-  mode.puts = "hang";
+  putsMode("hang");
   const db = new lib.Fencepost(store({ prefix: freshPrefix("lifecycle"), timeout: 0.3 }), { retry });
   const t0 = Date.now();
   const err = await db.claim("cron/tick", { by: "me" }).catch((e) => e);
   const ms = Date.now() - t0;
-  mode.puts = "pass";
+  putsMode("pass");
   // A timed-out PUT may still land: after the budget the outcome is ambiguous, never "not written".
   assert.ok(err instanceof lib.AmbiguousWriteError, `an AmbiguousWriteError: ${err}`);
   assert.ok(err.cause instanceof lib.StorageError, `its cause is the store's failure, typed: ${err.cause}`);
@@ -129,12 +105,11 @@ test("a PUT that never answers settles within timeout × attempts", { skip }, as
 });
 
 test("a claim race under PUTs that land late tells exactly one caller won", { skip }, async () => {
-  mode.puts = "late";
-  mode.lateMs = 500;
+  putsMode("late", { lateMs: 500 });
   const prefix = freshPrefix("lifecycle");
   const racers = Array.from({ length: 4 }, () => new lib.Fencepost(store({ prefix, timeout: 0.3 }), { retry }));
   const results = await Promise.allSettled(racers.map((db, i) => db.claim("cron/race", { by: i })));
-  mode.puts = "pass";
+  putsMode("pass");
   const direct = new lib.Fencepost(store({ prefix, direct: true }));
   const stored = JSON.parse(new TextDecoder().decode((await direct.objects.get("cron/race")).data));
   const won = results.filter((r) => r.status === "fulfilled" && r.value.won);
@@ -148,7 +123,7 @@ test("a claim race under PUTs that land late tells exactly one caller won", { sk
 });
 
 test("an aborted call rejects within 50 ms; a landed claim still reports won: true", { skip }, async () => {
-  mode.puts = "hang";
+  putsMode("hang");
   const prefix = freshPrefix("lifecycle");
   const db = new lib.Fencepost(store({ prefix, timeout: 5 }), { retry });
   const controller = new AbortController();
@@ -164,7 +139,7 @@ test("an aborted call rejects within 50 ms; a landed claim still reports won: tr
   assert.ok(err instanceof lib.AmbiguousWriteError && err.cause === reason, `ambiguous, caused by the abort (${err})`);
   assert.ok(ms <= 50, `within 50 ms (${ms})`);
   // The PUT reaches the store and lands, but its answer never comes; the abort's read-back proves it.
-  mode.puts = "landed";
+  putsMode("landed");
   const c2 = new AbortController();
   const landing = db.claim("cron/abort-landed", { by: "me" }, { signal: c2.signal });
   await sleep(200);
@@ -172,14 +147,14 @@ test("an aborted call rejects within 50 ms; a landed claim still reports won: tr
   c2.abort(new Error("stop"));
   const result = await landing;
   const ms2 = Date.now() - t1;
-  mode.puts = "pass";
+  putsMode("pass");
   assert.equal(result.won, true, "a landed claim reports won: true");
   assert.ok(ms2 <= 50, `within 50 ms (${ms2})`);
   console.log(`# abort with the PUT unanswered: ${err.code} in ${ms} ms; abort after the write landed: won=${result.won} in ${ms2} ms`);
 });
 
 test("clock: 'store' — a client 10 minutes fast does not steal; one 10 minutes slow writes live deadlines", { skip }, async () => {
-  mode.puts = "pass";
+  putsMode("pass");
   const prefix = freshPrefix("lifecycle");
   const tenMinutes = 10 * 60 * 1000;
   const honest = new lib.Fencepost(store({ prefix, direct: true }), { retry });

@@ -1,6 +1,7 @@
 // The JS-level conformance suite, written once and run in every runtime (Node, Deno, workerd,
-// Chromium) against every store each runtime can reach. It checks SPEC's JS contract: names,
-// semantics, typed errors, request counts, and that bad input is rejected with nothing written.
+// Chromium) against every store each runtime can reach. It checks the JS API as the README
+// documents it: names, semantics, typed errors, request counts (README: "Requests per operation"),
+// and that bad input is rejected with nothing written.
 //
 // cases(env) → [{name, fn}] where env = {
 //   lib,          // the fencepost module namespace, as the runtime imported it
@@ -379,7 +380,7 @@ export function cases(env) {
   }
 
   // ------------------------------------------------------------------ exports and errors
-  test("exports the SPEC API and error classes", async () => {
+  test("exports the documented API and error classes", async () => {
     for (const name of ["Fencepost", "memoryStore", "s3Store", "r2Store", "countingStore", "objects", "Lease", "Doc", "Objects",
       "FencepostError", "LeaseLost", "ConflictError", "StorageError", "InvalidArgument"]) {
       assert(typeof lib[name] === "function", `${name} is exported`);
@@ -455,7 +456,7 @@ export function cases(env) {
     eq(await w.text("big"), "[9007199254740992,-1152921504606846976,1.5,1e+21]", "as JSON.stringify and Python write them");
   });
 
-  test("a key within SPEC's rules but over the store's budget (prefix included) is an InvalidArgument", async () => {
+  test("a key within the key rules (≤ 1024 bytes) but over the store's budget (prefix included) is an InvalidArgument", async () => {
     const w = world(env);
     try {
       const c = await w.db.claim("k".repeat(1024), 1); // fits with no store prefix

@@ -1,7 +1,6 @@
 // What the Workers R2 store (src/store/r2.rs) relies on in the R2 binding, checked against the
 // local R2 simulator these tests (and the workerd and demo stages) run on. When a Miniflare
 // upgrade breaks the r2 conformance cases, this file says which answer changed.
-// (It replaces the diagnostic tests/js/workerd/r2-probe.mjs, which printed these answers.)
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 

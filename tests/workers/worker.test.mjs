@@ -1,10 +1,10 @@
-// The example Worker (js/worker.js) tested the way Workers users test theirs: vitest inside workerd
+// The example Worker (examples/worker.js) tested the way Workers users test theirs: vitest inside workerd
 // (@cloudflare/vitest-pool-workers), with the R2 bucket of wrangler.toml simulated locally. The
 // Worker's seams (createWorker) let each test put fencepost's testing toolkit under it:
 // faultStore(env.BUCKET) to lose a response, manualClock() to expire a lease without waiting.
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker, { createWorker } from "../../js/worker.js";
+import worker, { createWorker } from "../../examples/worker.js";
 import { faultStore, manualClock } from "fencepost/testing";
 import { CRON, call, captureEvents, fireTick, stallingStep } from "./helpers.mjs";
 

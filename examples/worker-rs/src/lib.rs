@@ -1,4 +1,4 @@
-//! fencepost's example Worker in Rust (workers-rs): the same Worker as `js/worker.js`, with the
+//! fencepost's example Worker in Rust (workers-rs): the same Worker as `examples/worker.js`, with the
 //! same HTTP API and log lines, so the same demo checks it.
 //!
 //! Two patterns, both driven by one cron trigger (`wrangler.toml`: `crons = ["*/5 * * * *"]`):

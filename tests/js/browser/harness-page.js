@@ -3,7 +3,7 @@
 // through CORS), renders the results, and leaves them in window.__results for run.mjs.
 import { cases } from "../suite.js";
 import { runCases } from "../harness.js";
-import { s3Factories } from "../stores.js";
+import { s3Factories } from "../../../js/support/servers.js";
 
 const $ = (sel) => document.querySelector(sel);
 const el = (tag, attrs = {}, ...children) => {

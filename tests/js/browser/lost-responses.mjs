@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as lib from "fencepost";
-import { s3Factories } from "../stores.js";
+import { s3Factories } from "../../../js/support/servers.js";
 import { scenarios } from "./ambiguous-scenarios.js";
 import { CHROMIUM, FLAGS, settingsFor, startServer, stopServer } from "./run.mjs";
 

@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { serverSettings } from "../../../scripts/servers/settings.mjs";
+import { serverSettings } from "../../../js/support/servers.js";
 import { MIME, startServer as serveFolder, stopServer } from "../../../scripts/static-server.mjs";
 
 export const ROOT = resolve(fileURLToPath(new URL("../../../", import.meta.url)));
@@ -31,21 +31,14 @@ export const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-
 
 // ------------------------------------------------------------------ settings
 export function settingsFor(stores) {
-  const s3 = stores.filter((s) => s !== "memory").map((s) => s.toUpperCase());
-  const source = serverSettings(); // the environment, else .run/servers.env
-  const missing = s3.filter((n) => !source[`FENCEPOST_${n}_ENDPOINT`]);
+  const names = stores.filter((s) => s !== "memory").map((s) => s.toUpperCase());
+  const source = serverSettings({ names }); // the environment, else .run/servers.env
+  const missing = names.filter((n) => !source[`FENCEPOST_${n}_ENDPOINT`]);
   if (missing.length) {
     throw new Error(`no FENCEPOST_${missing[0]}_ENDPOINT: start the servers (scripts/servers/start.sh), ` +
       "or set FENCEPOST_BROWSER_STORES=memory");
   }
-  const settings = { stores: stores.join(",") };
-  for (const n of s3) {
-    for (const f of ["ENDPOINT", "BUCKET", "ACCESS_KEY", "SECRET_KEY", "REGION"]) {
-      const k = `FENCEPOST_${n}_${f}`;
-      if (source[k] !== undefined) settings[k] = source[k];
-    }
-  }
-  return settings;
+  return { stores: stores.join(","), ...source };
 }
 
 // ------------------------------------------------------------------ static server

@@ -13,7 +13,7 @@ import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, PAGE, startServer, stopServer } from "../../../js/playground/serve.mjs";
-import { checkInvariants } from "../../../js/playground/invariants.js";
+import { checkInvariants } from "../../../js/playground/report.js";
 import { CHROMIUM, FLAGS } from "../browser/run.mjs";
 
 const TIMEOUT_MS = 120_000; // per configuration; one takes a few seconds

@@ -11,7 +11,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, basename, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { serverSettings } from "../../../scripts/servers/settings.mjs";
+import { serverSettings } from "../../../js/support/servers.js";
 
 // Offline: no metrics, no error reports, no cf-object fetch.
 process.env.WRANGLER_SEND_METRICS ??= "false";

@@ -12,7 +12,7 @@ import * as zod from "zod";
 import * as valibot from "valibot";
 import { cases } from "../suite.js";
 import { runCases } from "../harness.js";
-import { freshPrefix, s3Factories } from "../stores.js";
+import { freshPrefix, s3Factories } from "../../../js/support/servers.js";
 
 function storesFor(env) {
   const stores = { r2: () => lib.r2Store(env.BUCKET, { prefix: freshPrefix("workerd-r2") }) };

@@ -1,6 +1,6 @@
 // The Workers flavour of the guide's tests (cron-job.worker.test.mjs): vitest inside workerd
 // through @cloudflare/vitest-pool-workers, with a local R2 bucket bound as env.BUCKET.
-//   npx vitest run --config js/examples/testing/vitest.config.mjs
+//   npx vitest run --config examples/testing/vitest.config.mjs
 // In your own Worker, point `wrangler.configPath` at your wrangler config instead of `miniflare`.
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
@@ -9,8 +9,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   // Vitest's root must be the folder whose node_modules holds fencepost (your project's root);
   // from a folder below it the pool cannot find fencepost's .wasm ("No such module …/@fs/…").
-  // This example lives three levels below this repository's root.
-  root: fileURLToPath(new URL("../../..", import.meta.url)),
+  // This example lives two levels below this repository's root.
+  root: fileURLToPath(new URL("../..", import.meta.url)),
   plugins: [
     cloudflareTest({
       miniflare: {
@@ -23,5 +23,5 @@ export default defineConfig({
       },
     }),
   ],
-  test: { include: ["js/examples/testing/*.worker.test.mjs"] },
+  test: { include: ["examples/testing/*.worker.test.mjs"] },
 });

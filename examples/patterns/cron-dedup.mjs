@@ -1,5 +1,5 @@
 // Cron dedup: every scheduled invocation of the same tick claims (schedule, scheduledTime).
-// In a Worker this is the body of `scheduled(controller, env, ctx)`; see js/worker.js.
+// In a Worker this is the body of `scheduled(controller, env, ctx)`; see examples/worker.js.
 import { Fencepost, memoryStore } from "fencepost";
 
 const db = new Fencepost(memoryStore());

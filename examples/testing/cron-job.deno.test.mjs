@@ -1,4 +1,4 @@
-// npx deno test --allow-read js/examples/testing/cron-job.deno.test.mjs
+// npx deno test --allow-read examples/testing/cron-job.deno.test.mjs
 // (--allow-read: the package loads its .wasm from its own folder. `jsr:@std/assert` works as well
 // as node:assert where JSR is reachable.)
 import assert from "node:assert/strict";

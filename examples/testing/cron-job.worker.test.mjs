@@ -1,4 +1,4 @@
-// npx vitest run --config js/examples/testing/vitest.config.mjs
+// npx vitest run --config examples/testing/vitest.config.mjs
 // The same tests inside workerd, on an R2 binding: faultStore wraps env.BUCKET directly.
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";

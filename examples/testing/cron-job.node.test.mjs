@@ -1,4 +1,4 @@
-// node --test js/examples/testing/cron-job.node.test.mjs
+// node --test examples/testing/cron-job.node.test.mjs
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Fencepost, memoryStore } from "fencepost";
