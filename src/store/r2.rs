@@ -30,7 +30,7 @@ impl R2Store {
     /// (`""` for none; `"app"` and `"app/"` are the same). `bucket` must look like an R2 binding.
     pub fn from_js(bucket: JsValue, prefix: &str) -> crate::Result<Self> {
         let prefix = crate::keys::normalize_store_prefix(prefix)?;
-        if !js::has_methods(&bucket, &["get", "put", "delete", "list", "head"]) {
+        if !js::has_methods(&bucket, &["get", "put", "delete", "list"]) {
             return Err(crate::Error::invalid(
                 "expected an R2 bucket binding (an object with get, put, delete and list methods)",
             ));
