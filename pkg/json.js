@@ -97,5 +97,6 @@ export function jsonCallback(fn, what) {
 
 /** @param {string} path @param {string} message @param {unknown} [cause] */
 function badValue(path, message, cause) {
+  // The base class keeps a `cause`; InvalidArgument's public details leave it out (it is internal here).
   return new InvalidArgument(`${path} ${message}`, cause === undefined ? undefined : /** @type {any} */ ({ cause }));
 }
