@@ -177,19 +177,24 @@ export class CorruptObjectError extends FencepostError {
   }
 }
 
-// Class names stated, not inferred: bundlers rename classes that collide (esbuild made `Lease2` of
-// one) and minifiers mangle them, and `err.name` is what logs and `instanceof`-less checks read.
-for (const [C, name] of /** @type {const} */ ([[FencepostError, "FencepostError"], [LeaseLost, "LeaseLost"],
-  [ConflictError, "ConflictError"], [StorageError, "StorageError"], [AmbiguousWriteError, "AmbiguousWriteError"],
-  [InvalidArgument, "InvalidArgument"], [TimeoutError, "TimeoutError"], [NotFoundError, "NotFoundError"],
-  [CorruptObjectError, "CorruptObjectError"]])) {
-  Object.defineProperty(C, "name", { value: name });
+/**
+ * Pin each class's name to the one given (the keys: property names survive bundling and
+ * minifying): bundlers rename classes that collide (esbuild made `Lease2` of one, next to the wasm
+ * glue's own `Lease`) and minifiers mangle them, while `err.name`, inspection and logs read them.
+ * @internal
+ * @param {Record<string, Function>} classes
+ */
+export function pinNames(classes) {
+  for (const [name, C] of Object.entries(classes)) Object.defineProperty(C, "name", { value: name });
 }
 
-const byCode = new Map(
-  [LeaseLost, ConflictError, StorageError, AmbiguousWriteError, InvalidArgument, TimeoutError, NotFoundError,
-    CorruptObjectError, FencepostError].map((C) => [C.code, C]),
-);
+const ERRORS = {
+  FencepostError, LeaseLost, ConflictError, StorageError, AmbiguousWriteError, InvalidArgument, TimeoutError,
+  NotFoundError, CorruptObjectError,
+};
+pinNames(ERRORS);
+
+const byCode = new Map(Object.values(ERRORS).map((C) => [C.code, C]));
 
 /** The property that marks a failure record of the core (see `src/wasm/errors.rs`). */
 const MARK = "__fencepost";

@@ -1,5 +1,15 @@
 // The public API, the same from every entry point (each entry prepares the wasm core first).
-export { Fencepost, Lease, Doc, Objects, Store, memoryStore, s3Store, r2Store, countingStore, objects } from "./api.js";
+//
+// The JS layer's modules, bottom to top; a module imports only from its own layer or those below
+// (scripts/js-layers.json holds the same order, which the lint reads):
+//   fencepost.js (wasm-bindgen's glue) · errors.js · options.js, json.js, runtime.js · binding.js ·
+//   stores.js, objects.js, claim.js, doc.js, lease.js · db.js · index.js, testing.js · the entries
+//   (node.js, deno.js, workerd.js, browser.js, testing/*.js)
+export { Fencepost, objects } from "./db.js";
+export { Store, memoryStore, s3Store, r2Store, countingStore } from "./stores.js";
+export { Lease } from "./lease.js";
+export { Doc } from "./doc.js";
+export { Objects } from "./objects.js";
 export {
   FencepostError, LeaseLost, ConflictError, StorageError, AmbiguousWriteError, InvalidArgument, TimeoutError,
   NotFoundError, CorruptObjectError,

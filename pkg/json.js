@@ -95,6 +95,8 @@ export function jsonCallback(fn, what) {
   };
 }
 
-function badValue(/** @type {string} */ path, /** @type {string} */ message, /** @type {unknown} */ cause) {
-  return new InvalidArgument(`${path} ${message}`, cause === undefined ? undefined : { cause });
+/** @param {string} path @param {string} message @param {unknown} [cause] */
+function badValue(path, message, cause) {
+  // The base class keeps a `cause`; InvalidArgument's public details leave it out (it is internal here).
+  return new InvalidArgument(`${path} ${message}`, cause === undefined ? undefined : /** @type {any} */ ({ cause }));
 }

@@ -7,18 +7,31 @@ import { InvalidArgument } from "./errors.js";
 
 /**
  * @typedef {"number" | "string" | "boolean" | "function" | "object" | "signal" | "any"} Kind
- * @typedef {Record<string, Kind>} Shape
+ * @typedef {Readonly<Record<string, Kind>>} Shape
+ * @typedef {{number: number, string: string, boolean: boolean, function: Function, object: any, signal: AbortSignal,
+ *   any: any}} KindTypes
  */
 
 /**
+ * What `options(value, shape)` hands back: every option of the shape, typed by its kind (so the
+ * checker sees what each core call is given), `null` or `undefined` when not given.
+ * @template {Shape} S
+ * @typedef {{ -readonly [K in keyof S]: KindTypes[S[K]] | null | undefined }} Given
+ */
+
+/** The options of a call that takes nothing but an AbortSignal. */
+export const SIGNAL_ONLY = Object.freeze({ signal: "signal" });
+
+/**
  * The options object `value` checked against `shape`; returns it (or `{}` when not given).
+ * @template {Shape} S
  * @param {unknown} value
- * @param {Shape} shape
+ * @param {S} shape
  * @param {string} what e.g. "lease options"
- * @returns {Record<string, any>}
+ * @returns {Given<S>}
  */
 export function options(value, shape, what) {
-  if (value === undefined || value === null) return EMPTY;
+  if (value === undefined || value === null) return /** @type {Given<S>} */ (EMPTY);
   if (typeof value !== "object" || Array.isArray(value)) {
     throw new InvalidArgument(`${what} must be an object, got ${describe(value)}`);
   }
@@ -31,7 +44,7 @@ export function options(value, shape, what) {
     }
     if (typeof v === "string") string(v, `${what}.${name}`);
   }
-  return /** @type {Record<string, any>} */ (value);
+  return /** @type {Given<S>} */ (value);
 }
 
 const EMPTY = Object.freeze({});

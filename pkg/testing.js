@@ -1,7 +1,7 @@
 // fencepost/testing: test your own coordination code against what is hard to provoke — a winning
 // write whose response is lost, a competing write slipping in, throttling, slow stores, a lease
 // expiring mid-job — deterministically. Built on the same fault store and manual clock the library's
-// own suites use (in the Rust core).
+// own suites use (in the Rust core), which also judges every fault and a clock's start.
 //
 //   const store = faultStore(memoryStore());
 //   const clock = manualClock();
@@ -9,19 +9,22 @@
 //   store.inject("lostResponse", { op: "put", key: "cron/" });
 //   await clock.advance(31);   // expires 30-s leases, runs keep-alive and backoff, instantly
 
-import { core, initWasm, isReady } from "./runtime.js";
-import { CORE, MANUAL_CLOCK, Store, toStore } from "./api.js";
-import { fromFailure, InvalidArgument } from "./errors.js";
+import { InvalidArgument, pinNames } from "./errors.js";
 import { options } from "./options.js";
+import { initWasm } from "./runtime.js";
+import { CORE, MANUAL_CLOCK, attempt, core, isReady } from "./binding.js";
+import { Store, toStore } from "./stores.js";
 
-const INJECT_OPTIONS = { op: "string", key: "string", times: "number" };
-const KINDS = new Set(["lostResponse", "transport", "conflict"]);
+const INJECT_OPTIONS = /** @type {const} */ ({ op: "string", key: "string", times: "number" });
+const FAULT_OPTIONS = /** @type {const} */ ({ status: "number", code: "string", delay: "number" });
 
 /** A store wrapper that injects faults and counts requests. */
 export class FaultStore extends Store {
   /** @internal */
   constructor(/** @type {Store} */ inner, /** @type {ManualClock | undefined} */ clock) {
     super("fault", () => core.faultStore(inner[CORE](), clock?.[CORE]().share()), { inner });
+    /** @type {"fault"} */
+    this.kind;
   }
 
   /**
@@ -34,19 +37,10 @@ export class FaultStore extends Store {
    */
   inject(/** @type {any} */ fault, /** @type {any} */ opts) {
     const o = options(opts, INJECT_OPTIONS, "inject options");
-    const times = o.times ?? 1;
-    if (!Number.isInteger(times) || times < 1 || times > 1e6) {
-      throw new InvalidArgument("inject options.times must be a whole number from 1");
-    }
-    let kind = fault, status, code, delay;
-    if (fault !== null && typeof fault === "object") {
-      const f = options(fault, { status: "number", code: "string", delay: "number" }, "fault");
-      if ((f.status == null) === (f.delay == null)) throw new InvalidArgument("a fault object is {status, code?} or {delay}");
-      [kind, status, code, delay] = f.status != null ? ["status", f.status, f.code, undefined] : ["delay", undefined, undefined, f.delay];
-    } else if (!KINDS.has(fault)) {
-      throw new InvalidArgument(`unknown fault ${JSON.stringify(fault)}: "lostResponse", "transport", "conflict", {status} or {delay}`);
-    }
-    this.#bound().inject(kind, status, code ?? undefined, delay, o.op ?? undefined, o.key ?? undefined, times);
+    const f = fault !== null && typeof fault === "object" ? options(fault, FAULT_OPTIONS, "fault") : null;
+    const kind = typeof fault === "string" ? fault : undefined;
+    const store = this.#bound();
+    attempt(() => store.inject(kind, f?.status, f?.code, f?.delay, o.op, o.key, o.times));
     return this;
   }
 
@@ -70,18 +64,15 @@ export function faultStore(/** @type {any} */ store, /** @type {any} */ opts) {
 
 /** A clock that moves only when told to; pass it as `new Fencepost(store, {clock})`. */
 export class ManualClock {
+  /** @type {import("./fencepost.js").ManualClock} */
   #core;
 
   /** @internal */
-  constructor(/** @type {number} */ startMs) {
+  constructor(/** @type {number | undefined} */ startMs) {
     if (!isReady()) {
       throw new InvalidArgument("fencepost is not loaded yet: await initWasm() before creating a manualClock (browsers)");
     }
-    try {
-      this.#core = new core.ManualClock(startMs);
-    } catch (e) {
-      throw fromFailure(e); // the core's message names manualClock(start) itself
-    }
+    this.#core = attempt(() => new core.ManualClock(startMs)); // the core's message names manualClock(start) itself
   }
 
   /** @internal */
@@ -133,11 +124,12 @@ export class ManualClock {
     return { now: new Date(this.now()).toISOString() };
   }
 }
+pinNames({ FaultStore, ManualClock });
 
-/** `manualClock(start?)`: start is a Date or ms since the epoch (default 2026-01-01T00:00:00Z). */
+/** `manualClock(start?)`: start is a Date or ms since the epoch (the core's default when not given). */
 export function manualClock(/** @type {Date | number | undefined} */ start) {
-  const ms = start === undefined ? Date.UTC(2026, 0, 1) : start instanceof Date ? start.getTime() : start;
-  if (typeof ms !== "number" || !Number.isFinite(ms)) throw new InvalidArgument("manualClock(start) needs a Date or a number of ms");
+  const ms = start instanceof Date ? start.getTime() : start;
+  if (ms !== undefined && typeof ms !== "number") throw new InvalidArgument("manualClock(start) needs a Date or a number of ms");
   return new ManualClock(ms);
 }
 
@@ -147,7 +139,3 @@ function macrotask() {
 }
 
 export { initWasm };
-
-// Class names stated, whatever a bundler renames them to (inspection prints `constructor.name`).
-Object.defineProperty(FaultStore, "name", { value: "FaultStore" });
-Object.defineProperty(ManualClock, "name", { value: "ManualClock" });

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the npm package in pkg/: the Rust core for wasm32, wasm-bindgen's `web` glue, wasm-opt.
-# The hand-written files of pkg/ (package.json, entry files, errors.js, index.d.ts) are committed;
+# The hand-written files of pkg/ (package.json, the JS layer, index.d.ts, testing.d.ts) are committed;
 # what this writes there is ignored by git.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,10 +8,17 @@ export PATH="$HOME/.cargo/bin:$PATH"
 bash scripts/setup.sh wasm node >&2
 
 cargo build --lib --target wasm32-unknown-unknown --release --features js
-wasm-bindgen --target web --out-dir pkg --out-name fencepost --no-typescript \
+# With the types of the wasm boundary (fencepost.d.ts), which the JS layer is checked against.
+wasm-bindgen --target web --out-dir pkg --out-name fencepost \
   target/wasm32-unknown-unknown/release/fencepost.wasm
-# The error classes' types come from errors.js itself (its JSDoc), so the two cannot drift.
-node_modules/.bin/tsc -p pkg/tsconfig.errors.json
+# The JS layer type-checked (a call into the core with arguments in the wrong order, number or type
+# fails here) and its declarations written; the error classes' types ship as written from errors.js
+# itself, and index.d.ts and testing.d.ts are held to the rest, so neither can drift from the code.
+rm -rf .run/pkg-types pkg/errors.d.ts
+node_modules/.bin/tsc -p pkg/tsconfig.json
+cp .run/pkg-types/errors.d.ts pkg/errors.d.ts
+cp pkg/fencepost.d.ts .run/pkg-types/
+node_modules/.bin/tsc -p pkg/tsconfig.check.json
 raw=$(stat -c %s pkg/fencepost_bg.wasm)
 # The features rustc enables by default for wasm32 today; -Oz for size (Workers bundle limits).
 node_modules/.bin/wasm-opt -Oz \

@@ -1,4 +1,4 @@
-//! The core classes as the package's JS layer (`pkg/api.js`) sees them: `Fencepost`, `Lease`, `Doc`,
+//! The core classes as the package's JS layer (`pkg/db.js`, `lease.js`, `doc.js`, `objects.js`) sees them: `Fencepost`, `Lease`, `Doc`,
 //! `Objects`. Arguments arrive positional and already checked for name and type by the JS layer
 //! (which owns option objects, Standard Schema and AbortSignal); what they mean (key rules, ttl,
 //! JSON values) is judged by the core. Async methods return their result, or a Promise of it (see
@@ -345,6 +345,12 @@ impl JsLease {
     #[wasm_bindgen(getter)]
     pub fn released(&self) -> bool {
         self.inner.is_released()
+    }
+    /// Why the period is over (the failure record later calls reject with), or undefined while it
+    /// lasts: the JS handle's `signal` follows this.
+    #[wasm_bindgen(getter)]
+    pub fn ended(&self) -> JsValue {
+        self.inner.ended().reason().map_or(JsValue::UNDEFINED, to_js)
     }
 
     pub fn renew(&self, signal: Option<AbortSignal>) -> JsValue {

@@ -43,36 +43,45 @@ impl Store {
         vec![c.get, c.put, c.delete, c.list]
     }
 
-    /// Fault stores: apply `kind` ("lostResponse" | "transport" | "conflict" | "status" | "delay")
-    /// to the next `times` requests matching `op` (any when absent) and the key prefix.
+    /// Fault stores: apply a fault — `kind` ("lostResponse" | "transport" | "conflict"), or a
+    /// `status` (with an optional S3 `code`), or a `delay` — to the next `times` (default 1) requests
+    /// matching `op` (any when absent) and the key prefix. The JS layer checks only names and
+    /// types; every rule of what a fault may be is here.
     #[allow(clippy::too_many_arguments)]
     pub fn inject(
         &self,
-        kind: &str,
+        kind: Option<String>,
         status: Option<u16>,
         code: Option<String>,
         delay: Option<f64>,
         op: Option<String>,
         key: Option<String>,
-        times: u32,
+        times: Option<f64>,
     ) -> std::result::Result<(), JsValue> {
         let rule = || -> Result<()> {
             let faults = self.faults.as_ref().ok_or_else(|| Error::invalid("inject() needs a faultStore()"))?;
-            let fault = match kind {
-                "lostResponse" => Injected::LostResponse,
-                "transport" => Injected::Transport,
-                "conflict" => Injected::Conflict,
-                "status" => {
-                    let status = status
-                        .filter(|s| (400..=599).contains(s))
-                        .ok_or_else(|| Error::invalid("an injected status must be an HTTP error status (400-599)"))?;
+            const FAULTS: &str = r#""lostResponse", "transport", "conflict", {status, code?} or {delay}"#;
+            let fault = match (kind.as_deref(), status, delay) {
+                (Some("lostResponse"), ..) => Injected::LostResponse,
+                (Some("transport"), ..) => Injected::Transport,
+                (Some("conflict"), ..) => Injected::Conflict,
+                (Some(other), ..) => return Err(Error::invalid(format!("unknown fault {}: {FAULTS}", quoted(other)))),
+                (None, Some(status), None) => {
+                    if !(400..=599).contains(&status) {
+                        return Err(Error::invalid("an injected status must be an HTTP error status (400-599)"));
+                    }
                     Injected::Status { status, code: code.unwrap_or_else(|| default_code(status).into()) }
                 }
-                "delay" => match delay {
-                    Some(d) if d.is_finite() && d >= 0.0 => Injected::Delay(d),
-                    _ => return Err(Error::invalid("an injected delay must be a number of seconds >= 0")),
-                },
-                other => return Err(Error::invalid(format!("unknown fault {}", quoted(other)))),
+                (None, None, Some(d)) if d.is_finite() && d >= 0.0 => Injected::Delay(d),
+                (None, None, Some(_)) => {
+                    return Err(Error::invalid("an injected delay must be a number of seconds >= 0"));
+                }
+                (None, ..) => return Err(Error::invalid(format!("a fault is {FAULTS}"))),
+            };
+            let times = match times {
+                None => 1,
+                Some(t) if t.fract() == 0.0 && (1.0..=1e6).contains(&t) => t as u32,
+                Some(_) => return Err(Error::invalid("inject options.times must be a whole number from 1")),
             };
             let op = match op.as_deref() {
                 None => None,
@@ -124,30 +133,63 @@ pub fn memory_store() -> Store {
     Store::new(Rc::new(MemoryStore::new()))
 }
 
+#[wasm_bindgen(typescript_custom_section)]
+const S3_SETTINGS: &str = r#"
+/** `s3Store`'s options as the JS layer checked them (names and types); null or undefined: not given. */
+export interface S3Settings {
+  endpoint: string | null | undefined;
+  bucket: string | null | undefined;
+  region: string | null | undefined;
+  accessKeyId: string | null | undefined;
+  secretAccessKey: string | null | undefined;
+  sessionToken: string | null | undefined;
+  prefix: string | null | undefined;
+  forcePathStyle: boolean | null | undefined;
+  timeout: number | null | undefined;
+}"#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `s3Store`'s options object (typed for the JS layer's checker; read by name here).
+    #[wasm_bindgen(typescript_type = "S3Settings")]
+    pub type S3Settings;
+}
+
+impl S3Settings {
+    fn get(&self, name: &str) -> JsValue {
+        js_sys::Reflect::get(self, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+    }
+    fn string(&self, name: &str) -> Option<String> {
+        self.get(name).as_string()
+    }
+}
+
+/// JS users may leave the region out (Rust users name it): AWS's default region.
+const DEFAULT_REGION: &str = "us-east-1";
+
 #[wasm_bindgen(js_name = s3Store)]
-#[allow(clippy::too_many_arguments)]
-pub fn s3_store(
-    endpoint: &str,
-    bucket: &str,
-    region: &str,
-    access_key_id: &str,
-    secret_access_key: &str,
-    session_token: Option<String>,
-    prefix: Option<String>,
-    path_style: bool,
-    timeout: Option<f64>,
-) -> std::result::Result<Store, JsValue> {
+pub fn s3_store(settings: &S3Settings) -> std::result::Result<Store, JsValue> {
     let build = || -> Result<Store> {
-        let addressing = if path_style { Addressing::Path } else { Addressing::VirtualHosted };
-        let mut config = S3Config::builder(endpoint, bucket, region, access_key_id, secret_access_key)
-            .session_token(session_token)
-            .addressing(addressing);
-        if let Some(timeout) = timeout {
+        let required = |name: &str| {
+            settings.string(name).ok_or_else(|| Error::invalid(format!("s3Store options.{name} is required")))
+        };
+        let endpoint = required("endpoint")?;
+        let bucket = required("bucket")?;
+        let access_key_id = required("accessKeyId")?;
+        let secret_access_key = required("secretAccessKey")?;
+        let region = settings.string("region");
+        let region = region.as_deref().unwrap_or(DEFAULT_REGION);
+        let mut config = S3Config::builder(&endpoint, &bucket, region, &access_key_id, &secret_access_key)
+            .session_token(settings.string("sessionToken"));
+        if settings.get("forcePathStyle").as_bool() == Some(false) {
+            config = config.addressing(Addressing::VirtualHosted);
+        }
+        if let Some(timeout) = settings.get("timeout").as_f64() {
             config = config.timeout(timeout);
         }
         let config = config.build()?;
         let store = S3Store::new(config, Rc::new(FetchTransport::new()), Rc::new(SystemClock));
-        Ok(Store::new(PrefixStore::wrap(Rc::new(store), &prefix.unwrap_or_default())?))
+        Ok(Store::new(PrefixStore::wrap(Rc::new(store), &settings.string("prefix").unwrap_or_default())?))
     };
     build().map_err(to_js)
 }
@@ -192,8 +234,10 @@ pub struct JsManualClock {
 
 #[wasm_bindgen(js_class = ManualClock)]
 impl JsManualClock {
+    /// Starting at `start_ms`, or at the core's own start (2026-01-01T00:00:00Z) when not given.
     #[wasm_bindgen(constructor)]
-    pub fn new(start_ms: f64) -> std::result::Result<JsManualClock, JsValue> {
+    pub fn new(start_ms: Option<f64>) -> std::result::Result<JsManualClock, JsValue> {
+        let Some(start_ms) = start_ms else { return Ok(JsManualClock { inner: ManualClock::starting_2026() }) };
         let start = Timestamp::from_millis_f64(start_ms);
         if !start_ms.is_finite() || !start.is_on_wire() {
             return Err(to_js(Error::invalid("manualClock(start) must be a time in the years 1-9999")));

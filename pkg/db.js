@@ -1,0 +1,80 @@
+// The `Fencepost` class: the whole API on one store, each method handing over to the module that
+// does it (claim.js, lease.js, doc.js, objects.js). Its own work is its options: retries and the
+// clock, given to the core once.
+
+import { InvalidArgument, pinNames } from "./errors.js";
+import { options } from "./options.js";
+import { CORE, Lazy, MANUAL_CLOCK, core } from "./binding.js";
+import { toStore } from "./stores.js";
+import { claim } from "./claim.js";
+import { acquire, attach, cooperativeWrite, withLease } from "./lease.js";
+import { openDoc } from "./doc.js";
+import { Objects } from "./objects.js";
+
+const FENCEPOST_OPTIONS = /** @type {const} */ ({ retry: "object", now: "function", clock: "any" });
+const RETRY_OPTIONS = /** @type {const} */ ({ maxAttempts: "number", baseDelay: "number", maxDelay: "number" });
+
+/** `new Fencepost(store, options?)`: claim, lease, doc and objects on one store. */
+export class Fencepost {
+  /** @type {Lazy<import("./fencepost.js").Fencepost>} */
+  #core;
+  /** @type {Objects | undefined} */
+  #objects;
+
+  constructor(/** @type {any} */ store, /** @type {any} */ settings) {
+    const o = options(settings, FENCEPOST_OPTIONS, "Fencepost options");
+    const r = options(o.retry, RETRY_OPTIONS, "Fencepost options.retry");
+    const manual = o.clock != null && typeof o.clock === "object" && o.clock[MANUAL_CLOCK] === true ? o.clock : null;
+    if (o.clock != null && o.clock !== "local" && o.clock !== "store" && !manual) {
+      throw new InvalidArgument('Fencepost options.clock must be "local", "store" or a manualClock() from fencepost/testing');
+    }
+    if (manual && o.now != null) throw new InvalidArgument("Fencepost options: give a manualClock as clock, or now, not both");
+    const storeClock = o.clock === "store";
+    /** The store this instance talks to. @type {import("./stores.js").Store} */
+    this.store = toStore(store);
+    const st = this.store;
+    this.#core = new Lazy(() => new core.Fencepost(st[CORE](), o.now, r.maxAttempts, r.baseDelay, r.maxDelay, storeClock,
+      manual?.[CORE]().share()));
+  }
+
+  /** Put-if-absent: `{won, key, value, etag}`; losers get the winner's value. */
+  claim(/** @type {string} */ key, /** @type {unknown} */ value, /** @type {any} */ opts) {
+    return claim(this.#core, key, value, opts);
+  }
+
+  /** Acquire a lease: a `Lease`, or null when held by someone else. */
+  lease(/** @type {string} */ key, /** @type {any} */ opts) {
+    return acquire(this.#core, key, opts);
+  }
+
+  /** Run `fn(lease, signal)` under a lease kept alive meanwhile, released when `fn` settles. */
+  withLease(/** @type {string} */ key, /** @type {any} */ opts, /** @type {Function} */ fn) {
+    return withLease(this, key, opts, fn);
+  }
+
+  /** Change a lease's state from outside (not fenced): the new state, or null if there is no lease. */
+  cooperativeWrite(/** @type {string} */ key, /** @type {Function} */ fn, /** @type {any} */ opts) {
+    return cooperativeWrite(this.#core, key, fn, opts);
+  }
+
+  /** Re-attach to the holder's current period: a `Lease`, or null. One read, no write. */
+  attachLease(/** @type {string} */ key, /** @type {any} */ opts) {
+    return attach(this.#core, key, opts);
+  }
+
+  /** A handle on a JSON document; `{schema}`: any Standard Schema (zod, valibot, arktype…). */
+  doc(/** @type {string} */ key, /** @type {any} */ opts) {
+    return openDoc(this.#core, key, opts);
+  }
+
+  /** Layer 0 (get / conditional put / delete / list / waitFor) on the same store. */
+  get objects() {
+    return (this.#objects ??= new Objects(this.store, () => this.#core.get().objects()));
+  }
+}
+pinNames({ Fencepost });
+
+/** `objects(store, options?)`: layer 0 on its own (the same as `new Fencepost(store, options).objects`). */
+export function objects(/** @type {any} */ store, /** @type {any} */ settings) {
+  return new Fencepost(store, settings).objects;
+}

@@ -1,0 +1,84 @@
+// doc: a JSON document updated by compare-and-swap, optionally typed by a Standard Schema (zod,
+// valibot, arktype…): values are validated on read and before every write.
+
+import { InvalidArgument, pinNames } from "./errors.js";
+import { SIGNAL_ONLY, func, options, string } from "./options.js";
+import { jsonCallback, toJson } from "./json.js";
+import { Lazy, run } from "./binding.js";
+
+/** @typedef {import("./fencepost.js").Doc} CoreDoc */
+
+const UPDATE_OPTIONS = /** @type {const} */ ({ create: "any", maxAttempts: "number", signal: "signal" });
+
+/**
+ * `db.doc(key, {schema})`: the handle (its core document made on first use).
+ * @param {Lazy<import("./fencepost.js").Fencepost>} db @param {string} key @param {any} opts
+ */
+export function openDoc(db, key, opts) {
+  string(key, "key");
+  const { schema } = options(opts, { schema: "object" }, "doc options");
+  if (schema !== undefined && schema !== null && typeof schema?.["~standard"]?.validate !== "function") {
+    throw new InvalidArgument("doc options.schema must implement Standard Schema (zod, valibot, arktype…)");
+  }
+  return new Doc(key, schema ?? undefined, () => db.get().doc(key));
+}
+
+/** A JSON document updated by compare-and-swap. */
+export class Doc {
+  /** @type {Lazy<CoreDoc>} */
+  #core;
+  #schema;
+
+  /** @internal */
+  constructor(/** @type {string} */ key, /** @type {any} */ schema, /** @type {() => CoreDoc} */ make) {
+    if (make === undefined) throw new InvalidArgument("a Doc is made by db.doc(key)");
+    /** @readonly */
+    this.key = key;
+    this.#schema = schema;
+    this.#core = new Lazy(make);
+  }
+
+  /** `{value, etag}` or null; with a schema, `value` is the schema's output. */
+  async get(/** @type {any} */ opts) {
+    const { signal } = options(opts, SIGNAL_ONLY, "get options");
+    const got = await run(() => this.#core.get().get(signal));
+    if (!got) return null;
+    const value = JSON.parse(got[0]);
+    return { value: this.#schema ? await validate(this.#schema, value, this.key) : value, etag: got[1] };
+  }
+
+  /** Read, apply `fn`, compare-and-swap, retry on conflict; resolves to the value written. */
+  async update(/** @type {Function} */ fn, /** @type {any} */ opts) {
+    func(fn, "update's first argument");
+    const o = options(opts, UPDATE_OPTIONS, "update options");
+    const schema = this.#schema, key = this.key;
+    // With a schema, `fn` sees a valid value (the schema's output) and its result is validated
+    // (and transformed) before it is written.
+    const transition = schema
+      ? async (/** @type {unknown} */ v) => validate(schema, await fn(await validate(schema, v, key)), key)
+      : fn;
+    const hasCreate = opts != null && Object.hasOwn(opts, "create") && opts.create !== undefined;
+    const create = hasCreate ? toJson(o.create, "update options.create") : undefined;
+    const written = await run(() => this.#core.get().update(jsonCallback(transition, "update's result"), create,
+      o.maxAttempts, o.signal));
+    return JSON.parse(written);
+  }
+
+  /** Delete the document (idempotent). */
+  async delete(/** @type {any} */ opts) {
+    const { signal } = options(opts, SIGNAL_ONLY, "delete options");
+    await run(() => this.#core.get().delete(signal));
+  }
+}
+pinNames({ Doc });
+
+/**
+ * Standard Schema validation (sync or async): the schema's output, or an InvalidArgument carrying
+ * the issues.
+ */
+async function validate(/** @type {any} */ schema, /** @type {unknown} */ value, /** @type {string} */ key) {
+  const result = await schema["~standard"].validate(value);
+  if (!result.issues) return result.value;
+  const messages = result.issues.map((/** @type {any} */ i) => i.message).join("; ");
+  throw new InvalidArgument(`value does not match the schema: ${messages}`, { key, issues: result.issues });
+}

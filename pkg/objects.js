@@ -1,0 +1,80 @@
+// Layer 0 on its own: conditional get / put / delete / list / waitFor on raw bytes. What the core
+// hands back as arrays gets its field names here.
+
+import { InvalidArgument, pinNames } from "./errors.js";
+import { SIGNAL_ONLY, options, string } from "./options.js";
+import { Lazy, run } from "./binding.js";
+
+const PUT_OPTIONS = /** @type {const} */ ({ ifAbsent: "boolean", ifMatch: "string", signal: "signal" });
+const WAIT_OPTIONS = /** @type {const} */ ({ timeout: "number", pollInterval: "number", changedFrom: "string", signal: "signal" });
+
+/** Layer 0: conditional get / put / delete / list / waitFor on raw bytes. */
+export class Objects {
+  /** @type {Lazy<import("./fencepost.js").Objects>} */
+  #core;
+
+  /** @internal */
+  constructor(/** @type {import("./stores.js").Store} */ store, /** @type {() => import("./fencepost.js").Objects} */ make) {
+    if (make === undefined) throw new InvalidArgument("Objects are made by db.objects or objects(store)");
+    /** @readonly */
+    this.store = store;
+    this.#core = new Lazy(make);
+  }
+
+  /** `{data: Uint8Array, etag}` or null. */
+  async get(/** @type {string} */ key, /** @type {any} */ opts) {
+    string(key, "key");
+    const { signal } = options(opts, SIGNAL_ONLY, "get options");
+    return stored(await run(() => this.#core.get().get(key, signal)));
+  }
+
+  /** `{etag}`, or null when `{ifAbsent}` / `{ifMatch}` did not hold. */
+  async put(/** @type {string} */ key, /** @type {any} */ data, /** @type {any} */ opts) {
+    string(key, "key");
+    const o = options(opts, PUT_OPTIONS, "put options");
+    const bytes = toBytes(data);
+    const written = await run(() => this.#core.get().put(key, bytes, o.ifAbsent === true, o.ifMatch, o.signal));
+    return written && { etag: written[0] };
+  }
+
+  /** Delete; a missing key is a no-op. */
+  async delete(/** @type {string} */ key, /** @type {any} */ opts) {
+    string(key, "key");
+    const { signal } = options(opts, SIGNAL_ONLY, "delete options");
+    await run(() => this.#core.get().delete(key, signal));
+  }
+
+  /** Keys under `prefix` (default ""), ascending, relative to the store prefix. */
+  async list(/** @type {string | undefined} */ prefix, /** @type {any} */ opts) {
+    if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
+    const { signal } = options(opts, SIGNAL_ONLY, "list options");
+    return await run(() => this.#core.get().list(prefix ?? "", signal));
+  }
+
+  /** Poll until the key exists (or its etag differs from `changedFrom`); `TimeoutError` after `timeout`. */
+  async waitFor(/** @type {string} */ key, /** @type {any} */ opts) {
+    string(key, "key");
+    const o = options(opts, WAIT_OPTIONS, "waitFor options");
+    const found = await run(() => this.#core.get().waitFor(key, o.timeout, o.pollInterval, o.changedFrom, o.signal));
+    return /** @type {StoredObject} */ (stored(found)); // found or a TimeoutError: never null
+  }
+}
+pinNames({ Objects });
+
+/** @typedef {{data: Uint8Array, etag: string}} StoredObject */
+
+/** `[data, etag]` from the core as `{data, etag}` (null stays null). @returns {StoredObject | null} */
+function stored(/** @type {[Uint8Array, string] | null} */ o) {
+  return o && { data: o[0], etag: o[1] };
+}
+
+const UTF8 = new TextEncoder();
+
+/** Object data: a Uint8Array, an ArrayBuffer (or a view of one), or a string (stored as UTF-8). */
+function toBytes(/** @type {unknown} */ data) {
+  if (typeof data === "string") return UTF8.encode(string(data, "data"));
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  throw new InvalidArgument("data must be a Uint8Array, an ArrayBuffer or a string");
+}
