@@ -49,7 +49,7 @@ export class Fencepost {
 
   /** Run `fn(lease, signal)` under a lease kept alive meanwhile, released when `fn` settles. */
   withLease(/** @type {string} */ key, /** @type {any} */ opts, /** @type {Function} */ fn) {
-    return withLease(this, key, opts, fn);
+    return withLease(this.#core, key, opts, fn);
   }
 
   /** Change a lease's state from outside (not fenced): the new state, or null if there is no lease. */

@@ -55,38 +55,32 @@ function handle(inner) {
 /**
  * `db.withLease(key, opts, fn)`: acquire (waiting up to `wait` seconds), keep the lease alive while
  * `fn(lease, signal)` runs, release it when `fn` settles (also when it throws). Resolves to `fn`'s
- * result, or `null` without calling `fn` when the lease could not be acquired. `signal` aborts when
- * the lease is lost (or the caller's `signal` aborts); if the lease was lost while `fn` ran, the call
- * rejects with that `LeaseLost` even if `fn` resolved, since its work was not fenced to the end.
- * @param {{lease(key: string, opts: any): Promise<Lease | null>}} db the `Fencepost`
- * @param {string} key @param {any} opts @param {Function} fn
+ * result, or `null` without calling `fn` when the lease could not be acquired. The core runs it
+ * (`with_lease`), so Rust and JS behave the same: `signal` aborts when the lease is lost (or the
+ * caller's `signal` aborts), `fn` runs on to its end, and then the call rejects with `fn`'s error,
+ * else with the `LeaseLost` (its work was not fenced to the end); a failed release after `fn`
+ * resolved rejects with that failure, while `fn`'s own error is never hidden by one.
+ * @param {LazyDb} db @param {string} key @param {any} opts @param {Function} fn
  */
 export async function withLease(db, key, opts, fn) {
   func(fn, "withLease's third argument");
   if (opts === undefined || opts === null) throw new InvalidArgument("withLease options {ttl, ...} are required");
-  const { every, ...leaseOptions } = options(opts, WITH_LEASE_OPTIONS, "withLease options");
-  const lease = await db.lease(key, leaseOptions);
-  if (!lease) return null;
-  const signal = leaseOptions.signal ? AbortSignal.any([lease.signal, leaseOptions.signal]) : lease.signal;
-  /** @type {{stop(): Promise<void>} | undefined} */
-  let keeper;
-  let failed = false;
-  try {
-    keeper = lease.keepAlive({ every }); // inside: a bad `every` still releases the lease
-    const out = await fn(lease, signal);
-    if (lease.signal.aborted && !lease.released) throw lease.signal.reason;
-    return out;
-  } catch (e) {
-    failed = true;
-    throw e;
-  } finally {
-    await keeper?.stop();
-    // A failed release must not hide `fn`'s own error (the lease then expires at its deadline).
-    await lease[ASYNC_DISPOSE]().catch((e) => {
-      if (!failed) throw e;
-    });
-  }
+  const o = options(opts, WITH_LEASE_OPTIONS, "withLease options");
+  if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("withLease options.ttl (seconds) is required");
+  const ttl = o.ttl;
+  const stateFn = o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined;
+  const body = (/** @type {CoreLease} */ inner) => {
+    const lease = new Lease(inner);
+    const signal = o.signal ? AbortSignal.any([lease.signal, o.signal]) : lease.signal;
+    // Keep-alive runs inside the core: the handle hears from it when the period ends.
+    Promise.resolve(inner.whenEnded()).then(() => lease[FOLLOW_END]());
+    return fn(lease, signal);
+  };
+  return run(() => db.get().withLease(key, ttl, o.holder, o.stealIfExpired, stateFn, o.wait, o.every, body, o.signal));
 }
+
+/** Package-private: a handle's `signal` catches up with the core (see `withLease`). */
+const FOLLOW_END = Symbol("fencepost.followEnd");
 
 const live = (/** @type {(core: CoreLease) => unknown} */ read) => ({
   enumerable: true,
@@ -152,6 +146,11 @@ export class Lease {
   /** The core handle, whose getters give what changes with each write (see LIVE_FIELDS). */
   [CORE]() {
     return this.#core;
+  }
+
+  /** The core says the period is over: abort `signal`. */
+  [FOLLOW_END]() {
+    this.#follow();
   }
 
   /**

@@ -204,10 +204,25 @@ pub trait ObjectStore {
     /// layer's.
     async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage>;
 
+    /// The longest key (UTF-8 bytes) this store can take: S3 and R2 allow 1024 bytes including
+    /// the store prefix, so a prefix uses up part of the budget.
+    fn max_key_bytes(&self) -> usize {
+        crate::codec::keys::MAX_KEY_BYTES
+    }
+
+    /// The store's clock as of its latest response (S3: the `Date` header, plus half of the second
+    /// it truncates), `None` when that response carried none or the store has no clock of its own
+    /// (memory, R2 binding). Read right after a request returns; see [`crate::ClockSource::Store`].
+    fn server_time(&self) -> Option<crate::time::Timestamp> {
+        None
+    }
+}
+
+impl dyn ObjectStore {
     /// Every key under `prefix`, ascending, following the pages: the one page loop, for every
-    /// store (not meant to be overridden). A page that would start the listing over (a repeated
+    /// store (an inherent method of `dyn ObjectStore`, so it is compiled once, not per store). A page that would start the listing over (a repeated
     /// cursor) is a broken server, reported rather than followed forever.
-    async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
+    pub async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
         let mut keys = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_LIST_PAGES {
@@ -227,19 +242,6 @@ pub trait ObjectStore {
             }
         }
         Err(malformed_listing(prefix, &format!("still truncated after {MAX_LIST_PAGES} pages")))
-    }
-
-    /// The longest key (UTF-8 bytes) this store can take: S3 and R2 allow 1024 bytes including
-    /// the store prefix, so a prefix uses up part of the budget.
-    fn max_key_bytes(&self) -> usize {
-        crate::codec::keys::MAX_KEY_BYTES
-    }
-
-    /// The store's clock as of its latest response (S3: the `Date` header, plus half of the second
-    /// it truncates), `None` when that response carried none or the store has no clock of its own
-    /// (memory, R2 binding). Read right after a request returns; see [`crate::ClockSource::Store`].
-    fn server_time(&self) -> Option<crate::time::Timestamp> {
-        None
     }
 }
 

@@ -92,9 +92,10 @@ mod tests {
 
     #[test]
     fn keys_live_under_the_prefix_and_are_reported_without_it() {
-        let bucket = Rc::new(MemoryStore::new());
+        let bucket: Rc<dyn ObjectStore> = Rc::new(MemoryStore::new());
         let app = PrefixStore::new(bucket.clone(), "/app/").unwrap();
         assert_eq!(app.prefix(), "app/");
+        let app: Rc<dyn ObjectStore> = Rc::new(app);
         let meta = WriteMeta::default();
         block_on(app.put("jobs/1", b"x", &Precondition::None, &meta)).unwrap();
         block_on(bucket.put("other/1", b"y", &Precondition::None, &meta)).unwrap();

@@ -405,10 +405,13 @@ impl JsLease {
     #[wasm_bindgen(js_name = whenEnded)]
     pub fn when_ended(&self) -> JsValue {
         let ended = self.inner.ended().clone();
-        into_promise(None, Box::pin(async move {
-            ended.cancelled().await;
-            Ok(ended.reason().map_or(JsValue::UNDEFINED, to_js))
-        }))
+        into_promise(
+            None,
+            Box::pin(async move {
+                ended.cancelled().await;
+                Ok(ended.reason().map_or(JsValue::UNDEFINED, to_js))
+            }),
+        )
     }
 }
 

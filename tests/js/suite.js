@@ -361,6 +361,47 @@ export function cases(env) {
       assert(lease.signal.aborted, "and its signal aborted");
     });
 
+    // withLease's three outcomes, the same as the Rust core's own tests check them (it is the
+    // core's with_lease): a lease lost while fn runs, fn throwing, the release failing.
+    test("testing: withLease — a lease lost while fn runs lets fn finish, then rejects with LeaseLost", async () => {
+      const t = tk();
+      let finished = false;
+      let settled = false;
+      const run = t.db.withLease("job", { ttl: 3 }, async (_lease, signal) => {
+        await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+        finished = true;
+        return "fn's result";
+      });
+      run.then(() => (settled = true), () => (settled = true));
+      await t.clock.advance(0.5);
+      t.store.inject({ status: 503 }, { op: "put", times: 1000 });
+      const started = t.clock.now();
+      for (let i = 0; i < 40 && !settled; i++) await t.clock.advance(0.25);
+      await rejects(run, lib.LeaseLost, "the lease was lost while fn ran");
+      assert(finished, "fn ran to its end (told by its signal)");
+      assert(t.clock.now() - started < 3000, `settled before the deadline (${t.clock.now() - started} ms)`);
+    });
+
+    test("testing: withLease — fn throwing rejects with its error and releases", async () => {
+      const t = tk();
+      const boom = new Error("fn failed");
+      const e = await t.db.withLease("job", { ttl: 30 }, async () => { throw boom; }).catch((err) => err);
+      assert(e === boom, `fn's error unchanged: ${e}`);
+      eq(JSON.parse(new TextDecoder().decode((await t.peer().objects.get("job")).data)).holder, null, "released");
+    });
+
+    test("testing: withLease — a failed release is reported", async () => {
+      const t = tk();
+      const run = t.db.withLease("job", { ttl: 30 }, async () => {
+        t.store.inject({ status: 403 }, { op: "put" }); // the next put is the release
+        return "fn's result";
+      });
+      const e = await rejects(run, lib.StorageError, "the release failed");
+      eq(e.s3Code, "AccessDenied", "the store's refusal");
+      const stored = JSON.parse(new TextDecoder().decode((await t.peer().objects.get("job")).data));
+      assert(stored.holder !== null, "still held until its deadline");
+    });
+
     test("testing: keep-alive renews on each advance() with no real waiting", async () => {
       const t = tk();
       const lease = await t.db.lease("job", { ttl: 3 });

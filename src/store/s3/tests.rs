@@ -371,7 +371,7 @@ impl HttpTransport for Scripted {
     }
 }
 
-fn store_answering(replies: Vec<std::result::Result<HttpResponse, String>>) -> (PrefixStore, Rc<Scripted>) {
+fn store_answering(replies: Vec<std::result::Result<HttpResponse, String>>) -> (Rc<dyn ObjectStore>, Rc<Scripted>) {
     let transport = Rc::new(Scripted::default());
     for reply in replies {
         transport.push(reply);
@@ -382,7 +382,7 @@ fn store_answering(replies: Vec<std::result::Result<HttpResponse, String>>) -> (
         .unwrap();
     let store = S3Store::new(config, transport.clone(), Rc::new(ManualClock::starting_2026()));
     // Under a store prefix, as a shared bucket is used: the requests show where keys really go.
-    (PrefixStore::new(Rc::new(store), "app").unwrap(), transport)
+    (Rc::new(PrefixStore::new(Rc::new(store), "app").unwrap()), transport)
 }
 
 fn put_with(precondition: Precondition, reply: std::result::Result<HttpResponse, String>) -> StoreResult<PutOutcome> {
@@ -914,11 +914,11 @@ impl HttpTransport for Emulator {
     }
 }
 
-fn emulated_store(page_size: usize) -> PrefixStore {
+fn emulated_store(page_size: usize) -> Rc<dyn ObjectStore> {
     let config = S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKID", SECRET).build().unwrap();
     let emulator = Rc::new(Emulator { page_size, ..Emulator::default() });
     let store = S3Store::new(config, emulator, Rc::new(ManualClock::starting_2026()));
-    PrefixStore::new(Rc::new(store), "app").unwrap()
+    Rc::new(PrefixStore::new(Rc::new(store), "app").unwrap())
 }
 
 const TRICKY_KEYS: [&str; 14] = [
