@@ -25,12 +25,6 @@ impl PrefixStore {
         Ok(PrefixStore { inner, prefix: normalize_store_prefix(prefix)? })
     }
 
-    /// `inner` itself when `prefix` is empty, else `inner` under it.
-    pub fn wrap(inner: Rc<dyn ObjectStore>, prefix: &str) -> Result<Rc<dyn ObjectStore>> {
-        let store = PrefixStore::new(inner, prefix)?;
-        Ok(if store.prefix.is_empty() { store.inner } else { Rc::new(store) })
-    }
-
     /// The normalised prefix: `""` or ending in `/`.
     pub fn prefix(&self) -> &str {
         &self.prefix

@@ -138,7 +138,7 @@ impl Timestamp {
     /// (`Sun, 06 Nov 1994 08:49:37 GMT`); `None` for anything else (the obsolete forms included:
     /// a store clock estimate is optional, a wrong one is not).
     pub fn parse_http_date(s: &str) -> Option<Self> {
-        let (_weekday, rest) = s.trim().split_once(", ")?;
+        let (_weekday, rest) = crate::base::text::split_once(s.trim(), ", ")?;
         let mut parts = rest.split(' ');
         let (day, month, year, time, zone) =
             (parts.next()?, parts.next()?, parts.next()?, parts.next()?, parts.next()?);

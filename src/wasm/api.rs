@@ -147,6 +147,24 @@ fn count(n: Option<f64>, what: &str) -> Result<Option<u32>> {
     }
 }
 
+/// A lease's options as the JS layer passes them (absent ones take the core's defaults).
+fn lease_options(
+    ttl: f64,
+    holder: Option<String>,
+    steal_if_expired: Option<bool>,
+    wait: Option<f64>,
+    keep_alive_every: Option<f64>,
+) -> LeaseOptions {
+    let defaults = LeaseOptions::new(ttl);
+    LeaseOptions {
+        holder,
+        steal_if_expired: steal_if_expired.unwrap_or(defaults.steal_if_expired),
+        wait,
+        keep_alive_every,
+        ..defaults
+    }
+}
+
 fn lease_or_null(lease: Option<crate::lease::Lease>) -> JsValue {
     lease.map_or(JsValue::NULL, |inner| JsLease { inner }.into())
 }
@@ -216,13 +234,7 @@ impl JsFencepost {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move {
-                let defaults = LeaseOptions::new(ttl);
-                let opts = LeaseOptions {
-                    holder,
-                    steal_if_expired: steal_if_expired.unwrap_or(defaults.steal_if_expired),
-                    wait,
-                    ..defaults
-                };
+                let opts = lease_options(ttl, holder, steal_if_expired, wait, None);
                 let mut state_fn = state_fn.map(|f| js_transition(f, "stateFn's result"));
                 Ok(lease_or_null(db.lease(&key, opts, state_fn.as_deref_mut()).await?))
             }
@@ -249,14 +261,7 @@ impl JsFencepost {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move {
-                let defaults = LeaseOptions::new(ttl);
-                let opts = LeaseOptions {
-                    holder,
-                    steal_if_expired: steal_if_expired.unwrap_or(defaults.steal_if_expired),
-                    wait,
-                    keep_alive_every: every,
-                    ..defaults
-                };
+                let opts = lease_options(ttl, holder, steal_if_expired, wait, every);
                 let mut state_fn = state_fn.map(|f| js_transition(f, "stateFn's result"));
                 let ran = db
                     .with_lease(&key, opts, state_fn.as_deref_mut(), async |lease| {

@@ -8,3 +8,7 @@ mod convert;
 mod errors;
 mod signal;
 mod stores;
+
+/// The package's allocator (see Cargo.toml): Talc, which grows the wasm memory as dlmalloc does.
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

@@ -189,7 +189,7 @@ pub fn s3_store(settings: &S3Settings) -> std::result::Result<Store, JsValue> {
         }
         let config = config.build()?;
         let store = S3Store::new(config, Rc::new(FetchTransport::new()), Rc::new(SystemClock));
-        Ok(Store::new(PrefixStore::wrap(Rc::new(store), &settings.string("prefix").unwrap_or_default())?))
+        Ok(Store::new(Rc::new(PrefixStore::new(Rc::new(store), &settings.string("prefix").unwrap_or_default())?)))
     };
     build().map_err(to_js)
 }
@@ -198,7 +198,7 @@ pub fn s3_store(settings: &S3Settings) -> std::result::Result<Store, JsValue> {
 pub fn r2_store(bucket: JsValue, prefix: Option<String>) -> std::result::Result<Store, JsValue> {
     let build = || -> Result<Store> {
         let store = R2Store::from_js(bucket)?;
-        Ok(Store::new(PrefixStore::wrap(Rc::new(store), &prefix.unwrap_or_default())?))
+        Ok(Store::new(Rc::new(PrefixStore::new(Rc::new(store), &prefix.unwrap_or_default())?)))
     };
     build().map_err(to_js)
 }

@@ -110,7 +110,11 @@ fn rejected(thrown: &JsValue) -> TransportError {
     let text = describe("fetch rejected", thrown);
     const NOT_SENT: [&str; 7] =
         ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "bad port", "Connection refused", "tcp connect error", "dns error"];
-    if NOT_SENT.iter().any(|m| text.contains(m)) { TransportError::not_sent(text) } else { text.into() }
+    if NOT_SENT.iter().any(|m| crate::base::text::find(&text, m).is_some()) {
+        TransportError::not_sent(text)
+    } else {
+        text.into()
+    }
 }
 
 /// A thrown value as text: `Name: message`, plus the `cause` Node attaches to "fetch failed".

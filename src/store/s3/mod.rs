@@ -252,7 +252,10 @@ fn validate_bucket(bucket: &str, addressing: Addressing) -> Result<()> {
     let ok = match addressing {
         Addressing::Path => path_safe && bucket != "." && bucket != "..",
         Addressing::VirtualHosted => {
-            dns_safe && !bucket.starts_with('.') && !bucket.ends_with('.') && !bucket.contains("..")
+            dns_safe
+                && !bucket.starts_with('.')
+                && !bucket.ends_with('.')
+                && crate::base::text::find(bucket, "..").is_none()
         }
     };
     if ok {
@@ -346,7 +349,7 @@ impl Endpoint {
 }
 
 fn split_scheme(url: &str) -> Option<(&'static str, &str)> {
-    let (scheme, rest) = url.split_once("://")?;
+    let (scheme, rest) = crate::base::text::split_once(url, "://")?;
     if scheme.eq_ignore_ascii_case("https") {
         Some(("https", rest))
     } else if scheme.eq_ignore_ascii_case("http") {
@@ -510,8 +513,10 @@ impl S3Store {
         what: &dyn fmt::Display,
         read: impl FnOnce(HttpResponse) -> StoreResult<T>,
     ) -> StoreResult<T> {
-        let signature =
-            request.header("authorization").and_then(|a| a.rsplit_once("Signature=")).map(|(_, s)| s.to_owned());
+        let signature = request
+            .header("authorization")
+            .and_then(|a| crate::base::text::rsplit_once(a, "Signature="))
+            .map(|(_, s)| s.to_owned());
         // The transport races the timeout: when it loses, its future is dropped (in wasm that
         // aborts the `fetch`, freeing the connection).
         let timeout = self.config.timeout;

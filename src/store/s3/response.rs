@@ -141,7 +141,7 @@ fn redact(text: &str, secret: &str) -> String {
     let in_word = |c: char| c.is_alphanumeric();
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(at) = rest.find(secret) {
+    while let Some(at) = crate::base::text::find(rest, secret) {
         let (before, after) = (&rest[..at], &rest[at + secret.len()..]);
         let whole = secret.len() >= ALWAYS
             || (!before.chars().next_back().is_some_and(in_word) && !after.chars().next().is_some_and(in_word));

@@ -78,7 +78,7 @@ impl SignedHeaders {
     /// The bare signature (the end of the `Authorization` header).
     #[cfg(test)]
     pub fn signature(&self) -> &str {
-        self.authorization.rsplit_once("Signature=").map_or("", |(_, signature)| signature)
+        crate::base::text::rsplit_once(&self.authorization, "Signature=").map_or("", |(_, signature)| signature)
     }
 
     /// All of them as `(lowercase name, value)` pairs, ready to append to the request.

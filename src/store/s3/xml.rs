@@ -208,7 +208,7 @@ fn split_tag(s: &str) -> Result<(&str, &str), StoreError> {
 }
 
 fn split_at_marker<'a>(s: &'a str, marker: &str) -> Result<(&'a str, &'a str), StoreError> {
-    s.split_once(marker).ok_or_else(|| malformed(format!("missing {}", quoted(marker))))
+    crate::base::text::split_once(s, marker).ok_or_else(|| malformed(format!("missing {}", quoted(marker))))
 }
 
 fn skip_past<'a>(s: &'a str, marker: &str) -> Result<&'a str, StoreError> {
