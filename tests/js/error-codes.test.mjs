@@ -9,7 +9,7 @@ const root = new URL("../../", import.meta.url);
 const classes = Object.values(lib).filter((v) => typeof v === "function" && v.prototype instanceof Error);
 
 test("every code of the Rust core has its JS class", () => {
-  const rust = readFileSync(new URL("src/error.rs", root), "utf8");
+  const rust = readFileSync(new URL("src/base/error.rs", root), "utf8");
   const body = rust.slice(rust.indexOf("pub fn code(&self)"), rust.indexOf("pub fn invalid("));
   // Codes the core never hands to JS as a failure record: a callback's own error and an abort
   // reason are passed through unchanged.
