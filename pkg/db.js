@@ -1,5 +1,5 @@
 // The `Fencepost` class: the whole API on one store, each method handing over to the module that
-// does it (claim.js, lease.js, doc.js, objects.js). Its own work is its options: retries and the
+// does it (claim.js, lease.js, doc.js, inspect.js, objects.js). Its own work is its options: retries and the
 // clock, given to the core once.
 
 import { InvalidArgument, pinNames } from "./errors.js";
@@ -7,7 +7,8 @@ import { options } from "./options.js";
 import { CORE, Lazy, MANUAL_CLOCK, core } from "./binding.js";
 import { toStore } from "./stores.js";
 import { claim } from "./claim.js";
-import { acquire, attach, cooperativeWrite, withLease } from "./lease.js";
+import { acquire, attach, breakLease, cooperativeWrite, withLease } from "./lease.js";
+import { inspect } from "./inspect.js";
 import { openDoc } from "./doc.js";
 import { Objects } from "./objects.js";
 
@@ -60,6 +61,16 @@ export class Fencepost {
   /** Re-attach to the holder's current period: a `Lease`, or null. One read, no write. */
   attachLease(/** @type {string} */ key, /** @type {any} */ opts) {
     return attach(this.#core, key, opts);
+  }
+
+  /** What `key` holds (a lease with its period, JSON, or bytes), or null. One request, nothing written. */
+  inspect(/** @type {string} */ key, /** @type {any} */ opts) {
+    return inspect(this.#core, key, opts);
+  }
+
+  /** Break a lease, fencing-safe: the next epoch, released; `{key, epoch, previous}`, or null. */
+  breakLease(/** @type {string} */ key, /** @type {any} */ opts) {
+    return breakLease(this.#core, key, opts);
   }
 
   /** A handle on a JSON document; `{schema}`: any Standard Schema (zod, valibot, arktype…). */

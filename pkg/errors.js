@@ -37,19 +37,28 @@ export class FencepostError extends Error {
 }
 
 /**
+ * Why a lease's period ended: `"released"` (through one of its handles), `"expired"` (the deadline
+ * passed before a renewal landed; `cause`: the last storage error), `"stolen"` (another epoch or
+ * holder is recorded — taken over, broken, released by another handle — or the handle gave up under
+ * a stream of cooperative writes), `"deleted"` (the lease document is gone).
+ * @typedef {"released" | "expired" | "stolen" | "deleted"} LostReason
+ */
+
+/**
  * The lease handle no longer names the current ownership period: stop and discard the work.
+ * `reason` says why (see `LostReason`), `message` in words.
  */
 export class LeaseLost extends FencepostError {
   /** @type {"LEASE_LOST"} */
   static code = "LEASE_LOST";
 
-  /** @param {string} message @param {{key?: string, reason?: string, cause?: unknown}} [details] */
+  /** @param {string} message @param {{key?: string, reason?: LostReason, cause?: unknown}} [details] */
   constructor(message, details) {
     super(message, details);
     /** @readonly @type {"LEASE_LOST"} */
     this.code;
-    /** Why: "epoch advanced from 3 to 4", "the lease was released", … @type {string} */
-    this.reason = details?.reason ?? message;
+    /** Why the period ended (one made by hand without a reason says "stolen": not ours any more). @type {LostReason} */
+    this.reason = details?.reason ?? "stolen";
   }
 }
 

@@ -3,8 +3,8 @@
 // generated from `errors.js` (see `errors.d.ts`).
 
 export {
-  FencepostError, FencepostErrorCode, LeaseLost, ConflictError, StorageError, AmbiguousWriteError, InvalidArgument,
-  TimeoutError, NotFoundError, CorruptObjectError,
+  FencepostError, FencepostErrorCode, LeaseLost, LostReason, ConflictError, StorageError, AmbiguousWriteError,
+  InvalidArgument, TimeoutError, NotFoundError, CorruptObjectError,
 } from "./errors.js";
 
 /** Any value JSON can carry. Numbers must be finite; BigInt, functions, cycles are rejected. */
@@ -169,8 +169,9 @@ export declare class Fencepost {
   /**
    * Acquire (waiting up to `wait`), keep the lease alive while `fn(lease, signal)` runs, release it
    * when `fn` settles (also when it throws). `null` without calling `fn` when not acquired. `signal`
-   * aborts when the lease is lost (or the caller's `signal` aborts); a lease lost while `fn` ran
-   * rejects with that `LeaseLost`.
+   * aborts when the lease is lost (or the caller's `signal` aborts); `fn` runs to its end, then the
+   * call rejects with `fn`'s error, else with the `LeaseLost` if the lease was lost meanwhile, else
+   * with a failed release's error.
    */
   withLease<S = Json, R = unknown>(
     key: string,
@@ -181,10 +182,56 @@ export declare class Fencepost {
   cooperativeWrite<S = Json>(key: string, fn: (state: S) => Awaitable<JsonSafe<S>>, options?: CallOptions): Promise<S | null>;
   /** A handle on `holder`'s current period (one read, no write), or null. */
   attachLease<S = Json>(key: string, options: { holder: string; ttl: number } & CallOptions): Promise<Lease<S> | null>;
+  /** What `key` holds, for operators: a lease with its period judged now, JSON, or bytes. null when absent. 1 request. */
+  inspect(key: string, options?: CallOptions): Promise<Inspection | null>;
+  /**
+   * Break a lease, fencing-safe: write the next epoch as released (state kept, or `state`). The old
+   * holder's next write rejects with `LeaseLost` (reason "stolen"); the next acquirer gets a higher
+   * epoch. null when there is no lease document. 2 requests.
+   */
+  breakLease(key: string, options?: { state?: Json } & CallOptions): Promise<BrokenLease | null>;
   /** A handle on a JSON document; with a schema, values are the schema's output. */
   doc<T = Json>(key: string, options?: { schema?: StandardSchemaV1<unknown, T> }): Doc<T>;
   /** Layer 0 on the same store. */
   readonly objects: Objects;
+}
+
+/** What `db.inspect(key)` found. */
+export type Inspection = {
+  key: string;
+  etag: string;
+  /** Bytes stored. */
+  size: number;
+  /** When the store last wrote it (S3: whole seconds), or null when it does not say. */
+  lastModified: Date | null;
+} & (
+  | { kind: "lease"; value: Json; lease: LeaseInspection }
+  | { kind: "json"; value: Json; lease?: undefined }
+  | { kind: "bytes"; value: Uint8Array; lease?: undefined }
+);
+
+/** A lease document judged at the time of the read. */
+export interface LeaseInspection {
+  epoch: number;
+  /** A credential: whoever knows it can attach. */
+  holder: string | null;
+  /** null for a released document written without a deadline. */
+  deadlineAt: Date | null;
+  /** Released, or at or past its deadline: anyone may acquire it now. */
+  expired: boolean;
+  /** No holder: released, or broken. */
+  released: boolean;
+  /** Seconds until the deadline; negative once past. */
+  expiresIn: number;
+  state: Json;
+}
+
+/** What `db.breakLease(key)` broke. */
+export interface BrokenLease {
+  key: string;
+  /** The epoch written (released): the previous one plus one. */
+  epoch: number;
+  previous: { epoch: number; holder: string | null; deadlineAt: Date | null; expired: boolean; released: boolean };
 }
 
 /** One ownership period `(key, epoch, holder)`. Any write may reject with `LeaseLost`: stop then. */

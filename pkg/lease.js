@@ -47,6 +47,25 @@ export async function cooperativeWrite(db, key, fn, opts) {
   return fromJson(await run(() => db.get().cooperativeWrite(key, transition, signal)));
 }
 
+const BREAK_OPTIONS = /** @type {const} */ ({ state: "any", signal: "signal" });
+
+/**
+ * `db.breakLease(key, {state?})`: write the next epoch as released, so the stuck holder is fenced
+ * (its next write rejects with `LeaseLost`, reason "stolen") and the next acquirer gets a higher
+ * epoch. `null` without a lease document, else `{key, epoch, previous}`. Two requests.
+ * @param {LazyDb} db @param {string} key @param {any} opts
+ */
+export async function breakLease(db, key, opts) {
+  string(key, "key");
+  const o = options(opts, BREAK_OPTIONS, "breakLease options");
+  const state = opts != null && Object.hasOwn(opts, "state") && o.state !== undefined ? toJson(o.state, "breakLease options.state") : undefined;
+  const broken = await run(() => db.get().breakLease(key, state, o.signal));
+  if (broken === null) return null;
+  const [epoch, prevEpoch, holder, deadlineMs, expired, released] = broken;
+  const deadlineAt = deadlineMs === undefined ? null : new Date(deadlineMs);
+  return { key, epoch, previous: { epoch: prevEpoch, holder, deadlineAt, expired, released } };
+}
+
 /** A core lease (or null) as a handle. @param {CoreLease | null | undefined} inner */
 function handle(inner) {
   return inner ? new Lease(inner) : null;

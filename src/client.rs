@@ -11,6 +11,8 @@ use crate::base::error::Result;
 use crate::claim::{self, Claim};
 use crate::doc::Doc;
 use crate::host::clock::SystemClock;
+use crate::inspect::{self, Inspection};
+use crate::lease::break_lease::{self, Broken};
 use crate::lease::{Lease, LeaseOptions, acquire, with_lease};
 use crate::objects::Objects;
 use crate::objects::retry::RetryPolicy;
@@ -198,5 +200,38 @@ impl Fencepost {
     /// ```
     pub fn doc(&self, key: &str) -> Result<Doc> {
         Doc::new(&self.objects, key)
+    }
+
+    /// What `key` holds, for operators: a lease with its period judged now, another JSON value
+    /// (claims and docs), or bytes, with etag, size and last-modified time. `None` when absent.
+    /// One request; nothing is written.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use fencepost::store::MemoryStore;
+    /// use fencepost::{Fencepost, Held, LeaseOptions, Options};
+    /// use serde_json::json;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+    /// db.lease("jobs/1", LeaseOptions::new(30.0), None).await?;
+    /// let seen = db.inspect("jobs/1").await?.expect("there");
+    /// let Held::Lease(lease) = seen.kind else { panic!("a lease") };
+    /// assert!(lease.epoch == 1 && !lease.expired && lease.expires_in > 29.0);
+    /// db.claim("cron/tick", json!({"by": "a"})).await?;
+    /// assert_eq!(db.inspect("cron/tick").await?.map(|i| i.kind), Some(Held::Json(json!({"by": "a"}))));
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn inspect(&self, key: &str) -> Result<Option<Inspection>> {
+        inspect::inspect(&self.objects, key).await
+    }
+
+    /// Break a (stuck) lease, fencing-safe: write the next epoch as released (no holder, deadline
+    /// now), keeping the state or writing `state`. The old holder's next write through its handle
+    /// fails with `LeaseLost` (reason `Stolen`), and the next acquirer gets a higher epoch still.
+    /// `None` when there is no lease document; else what was broken. Two requests.
+    pub async fn break_lease(&self, key: &str, state: Option<Value>) -> Result<Option<Broken>> {
+        break_lease::break_lease(&self.objects, key, state).await
     }
 }

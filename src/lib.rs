@@ -82,7 +82,7 @@
 //   store       the `ObjectStore` trait, its decorators (prefix, counting, fault) and backends
 //               (memory, s3, r2), which never import each other
 //   objects     the layer-0 API (`Objects`), the one retry loop, ambiguous-write resolution
-//   claim, lease, doc      the primitives
+//   claim, lease, doc, inspect      the primitives, and what an operator reads
 //   client      `Fencepost`: the whole API, each method a short delegation
 //   testing, wasm          the test toolkit and the npm package's JS binding
 
@@ -92,6 +92,7 @@ mod client;
 mod codec;
 mod doc;
 mod host;
+mod inspect;
 mod lease;
 mod objects;
 pub mod store;
@@ -102,12 +103,14 @@ mod time;
 mod wasm;
 
 pub use base::cancel::{Cancel, Cancelled};
-pub use base::error::{Error, Result, StorageFailure};
+pub use base::error::{Error, LostReason, Result, StorageFailure};
 pub use base::future::LocalBoxFuture;
 pub use claim::Claim;
 pub use client::{Fencepost, Options};
 pub use doc::{Doc, DocValue};
 pub use host::clock::SystemClock;
+pub use inspect::{Held, Inspection, LeaseView};
+pub use lease::break_lease::{Broken, Previous};
 pub use lease::{Lease, LeaseOptions};
 pub use objects::retry::RetryPolicy;
 pub use objects::transition::{Transition, transition};

@@ -13,10 +13,10 @@ use std::rc::Rc;
 pub enum Error {
     /// The caller's input was rejected before anything was written (bad key, ttl, value…).
     InvalidArgument(String),
-    /// The lease handle no longer names the current ownership period: the epoch advanced, another
-    /// holder took it, the document was deleted or corrupted, the handle was released, or the holder
-    /// ran out of patience under a stream of cooperative writes. The holder must discard its work.
-    LeaseLost { key: String, reason: String },
+    /// The lease handle no longer names the current ownership period; `reason` says why (see
+    /// [`LostReason`]), `message` in words, and `cause` is the last storage error when keep-alive
+    /// could not renew in time. The holder must discard its work.
+    LeaseLost { key: String, reason: LostReason, message: String, cause: Option<Box<Error>> },
     /// A compare-and-swap loop ran out of attempts.
     Conflict { key: String, attempts: u32 },
     /// The store refused the request or could not be reached (after bounded retries).
@@ -39,6 +39,33 @@ pub enum Error {
     /// through unchanged so the bindings can hand the very same value back to the caller (`Rc` so
     /// the error stays `Clone`; the wasm binding downcasts it to a `JsValue`).
     Callback(Rc<dyn Any>),
+}
+
+/// Why a lease's ownership period ended for its holder (`LeaseLost.reason` in JS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LostReason {
+    /// Released through one of the period's handles (or the handle ended by its holder).
+    Released,
+    /// The deadline passed before a renewal landed (keep-alive gives up just before it).
+    Expired,
+    /// Another epoch or holder is recorded: taken over after expiry, broken (`breakLease`), or
+    /// released by another handle on the period; also a handle that gave up under a stream of
+    /// cooperative writes.
+    Stolen,
+    /// The lease document is gone.
+    Deleted,
+}
+
+impl LostReason {
+    /// The reason as JS sees it: `"released"`, `"expired"`, `"stolen"` or `"deleted"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LostReason::Released => "released",
+            LostReason::Expired => "expired",
+            LostReason::Stolen => "stolen",
+            LostReason::Deleted => "deleted",
+        }
+    }
 }
 
 /// What a store said when it refused a request.
@@ -74,8 +101,8 @@ impl Error {
         Error::InvalidArgument(message.into())
     }
 
-    pub fn lease_lost(key: &str, reason: impl Into<String>) -> Self {
-        Error::LeaseLost { key: key.to_owned(), reason: reason.into() }
+    pub fn lease_lost(key: &str, reason: LostReason, message: impl Into<String>) -> Self {
+        Error::LeaseLost { key: key.to_owned(), reason, message: message.into(), cause: None }
     }
 
     pub fn corrupt(key: &str, message: impl Into<String>) -> Self {
@@ -120,7 +147,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
-            Error::LeaseLost { key, reason } => write!(f, "lease {} lost: {reason}", quoted(key)),
+            Error::LeaseLost { key, message, .. } => write!(f, "lease {} lost: {message}", quoted(key)),
             Error::Conflict { key, attempts } => {
                 write!(f, "{}: still conflicting after {attempts} attempts", quoted(key))
             }
@@ -158,7 +185,9 @@ impl fmt::Display for StorageFailure {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::AmbiguousWrite { cause: Some(cause), .. } => Some(cause.as_ref()),
+            Error::AmbiguousWrite { cause: Some(cause), .. } | Error::LeaseLost { cause: Some(cause), .. } => {
+                Some(cause.as_ref())
+            }
             _ => None,
         }
     }

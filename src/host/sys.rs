@@ -168,6 +168,9 @@ extern "C" {
     pub(crate) fn etag(this: &R2Object) -> JsValue;
     #[wasm_bindgen(method, getter, js_name = customMetadata)]
     pub(crate) fn custom_metadata(this: &R2Object) -> JsValue;
+    /// When it was written: a `Date`.
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn uploaded(this: &R2Object) -> JsValue;
     /// A Promise of an `ArrayBuffer` (objects from `get` only).
     #[wasm_bindgen(method, catch, js_name = arrayBuffer)]
     pub(crate) fn array_buffer(this: &R2Object) -> Result<JsValue, JsValue>;

@@ -12,7 +12,7 @@ use crate::objects::transition::Transition;
 use crate::time::Timestamp;
 
 /// Rounds of "lost the race, read again" before acquisition reports a conflict.
-const ACQUIRE_ATTEMPTS: u32 = 8;
+pub(super) const ACQUIRE_ATTEMPTS: u32 = 8;
 /// `cooperative_write` attempts.
 const COOPERATIVE_ATTEMPTS: u32 = 10;
 /// A waiting acquisition polls after 0.1 s, then backs off up to this cap (seconds), so a

@@ -5,7 +5,7 @@ use std::future::Future;
 
 use super::Lease;
 use crate::base::cancel::Cancel;
-use crate::base::error::{Error, Result};
+use crate::base::error::{Error, LostReason, Result};
 use crate::base::future::{Either, race};
 use crate::time::Timestamp;
 
@@ -92,8 +92,10 @@ impl Lease {
     async fn renew_before(&self, cutoff: Timestamp, halt: &Cancel) -> Result<()> {
         let left = self.secs_until(cutoff)?;
         if left <= 0.0 {
-            return Err(self.give_up("could not renew before the deadline"));
+            return Err(self.give_up("could not renew before the deadline", None));
         }
+        // The last failure, for the `LeaseLost` if the deadline comes first (its `cause`).
+        let last_failure = std::cell::RefCell::new(None);
         let attempts = async {
             let mut failures = 0;
             loop {
@@ -102,20 +104,23 @@ impl Lease {
                     Err(lost @ Error::LeaseLost { .. }) => return Err(lost),
                     // Stopped mid-renewal: the objects layer has settled the write.
                     Err(_) if halt.is_cancelled() => return Ok(()),
-                    Err(Error::Storage(_) | Error::AmbiguousWrite { .. } | Error::Conflict { .. }) => {
+                    Err(e @ (Error::Storage(_) | Error::AmbiguousWrite { .. } | Error::Conflict { .. })) => {
+                        *last_failure.borrow_mut() = Some(e);
                         failures += 1;
                         if self.objects.sleep(retry_pause(failures)).await.is_err() {
                             return Ok(());
                         }
                     }
-                    Err(other) => return Err(self.give_up(&format!("could not renew: {other}"))),
+                    Err(other) => return Err(self.give_up(&format!("could not renew: {other}"), Some(other))),
                 }
             }
         };
         match race(attempts, self.objects.timer(left)).await {
             Either::Left(outcome) => outcome,
             // Abandoning the renewal in flight is safe: if it still lands, it only delays others.
-            Either::Right(()) => Err(self.give_up("could not renew before the deadline")),
+            Either::Right(()) => {
+                Err(self.give_up("could not renew before the deadline", last_failure.borrow_mut().take()))
+            }
         }
     }
 
@@ -124,12 +129,18 @@ impl Lease {
     fn secs_until(&self, at: Timestamp) -> Result<f64> {
         match self.objects.now() {
             Ok(now) => Ok(now.secs_until(at)),
-            Err(e) => Err(self.give_up(&format!("the clock failed: {e}"))),
+            Err(e) => Err(self.give_up(&format!("the clock failed: {e}"), Some(e))),
         }
     }
 
-    fn give_up(&self, why: &str) -> Error {
-        self.end(Error::lease_lost(self.key(), why))
+    /// Keep-alive could not keep the period: it ends as expired (`cause`: the last failure).
+    fn give_up(&self, why: &str, cause: Option<Error>) -> Error {
+        self.end(Error::LeaseLost {
+            key: self.key().to_owned(),
+            reason: LostReason::Expired,
+            message: why.to_owned(),
+            cause: cause.map(Box::new),
+        })
     }
 }
 

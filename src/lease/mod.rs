@@ -16,6 +16,7 @@
 //! `Fencepost::with_lease`).
 
 pub(crate) mod acquire;
+pub(crate) mod break_lease;
 mod document;
 mod keep_alive;
 pub(crate) mod with_lease;
@@ -28,7 +29,7 @@ use serde_json::{Map, Value};
 pub(crate) use document::{LeaseDoc, MAX_EPOCH};
 
 use crate::base::cancel::Cancel;
-use crate::base::error::{Error, Result};
+use crate::base::error::{Error, LostReason, Result};
 use crate::codec::json::checked;
 use crate::objects::Objects;
 use crate::objects::transition::Transition;
@@ -239,7 +240,7 @@ impl Lease {
     fn ended_error(&self) -> Option<Error> {
         self.period.ended.reason().map(|reason| match reason {
             lost @ Error::LeaseLost { .. } => lost,
-            other => Error::lease_lost(&self.period.key, format!("the lease handle was ended: {other}")),
+            other => Error::lease_lost(&self.period.key, LostReason::Released, format!("the lease handle was ended: {other}")),
         })
     }
 
@@ -337,7 +338,7 @@ impl Lease {
                         released: releasing,
                     };
                     if releasing {
-                        self.end(Error::lease_lost(&period.key, "the lease was released through this handle"));
+                        self.end(Error::lease_lost(&period.key, LostReason::Released, "the lease was released through this handle"));
                     }
                     return Ok(doc.state);
                 }
@@ -346,6 +347,7 @@ impl Lease {
         }
         Err(Error::lease_lost(
             &period.key,
+            LostReason::Stolen,
             format!("gave up after {HANDLE_PATIENCE} attempts under a stream of cooperative writes"),
         ))
     }
@@ -354,19 +356,20 @@ impl Lease {
     async fn refresh(&self) -> Result<()> {
         let period = &self.period;
         let Some(obj) = self.objects.read(&period.key).await? else {
-            return Err(Error::lease_lost(&period.key, "the lease document was deleted"));
+            return Err(Error::lease_lost(&period.key, LostReason::Deleted, "the lease document was deleted"));
         };
-        let StoredObject { body, etag, meta } = obj;
+        let StoredObject { body, etag, meta, .. } = obj;
         let doc = LeaseDoc::parse(&period.key, &body)?;
         if doc.epoch != period.epoch {
             return Err(Error::lease_lost(
                 &period.key,
+                LostReason::Stolen,
                 format!("epoch advanced from {} to {}", period.epoch, doc.epoch),
             ));
         }
         if doc.holder.as_deref() != Some(period.holder.as_str()) {
             let why = if doc.holder.is_none() { "the lease was released" } else { "another holder took the lease" };
-            return Err(Error::lease_lost(&period.key, why));
+            return Err(Error::lease_lost(&period.key, LostReason::Stolen, why));
         }
         let mut v = period.view.borrow_mut();
         v.etag = Some(etag);

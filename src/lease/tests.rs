@@ -144,8 +144,9 @@ fn keep_alive_that_cannot_renew_gives_up_before_the_deadline() {
     let kept = sim.spawn(lease.keep_alive(None, &Cancel::new()));
     let outcome = sim.run_until_done(&kept, 10.0);
     assert!(is_lost(&outcome), "{outcome:?}");
-    let Err(Error::LeaseLost { reason, .. }) = outcome else { unreachable!() };
-    assert!(reason.contains("could not renew before the deadline"), "{reason}");
+    let Err(Error::LeaseLost { reason, message, .. }) = outcome else { unreachable!() };
+    assert!(message.contains("could not renew before the deadline"), "{message}");
+    assert_eq!(reason, crate::LostReason::Expired);
     let ended_at = ended_at.borrow_mut().take().expect("the end signal fired");
     assert_eq!(ended_at, deadline.plus_secs(-super::keep_alive::renew_margin(2.0)), "at deadline - margin");
     assert!(sim.store.counts().put >= 3, "renewals were retried within the deadline");
@@ -348,4 +349,30 @@ fn with_lease_caller_cancel_leaves_f_running_and_releases_at_its_end() {
     let outcome = sim.run_until_done(&done, 30.0);
     assert!(matches!(outcome, Ok(Some(()))), "{outcome:?}");
     assert_eq!(sim.stored("job")["holder"], Value::Null, "released");
+}
+
+#[test]
+fn break_lease_fences_the_stuck_holder_and_the_next_epoch_is_higher() {
+    let mut sim = Sim::new();
+    let db = sim.db();
+    let stuck = sim.acquire(&db, "job", 30.0).expect("free");
+    let breaking = sim.spawn({
+        let db = db.clone();
+        async move { db.break_lease("job", None).await }
+    });
+    let broken = sim.run_until_done(&breaking, 1.0).unwrap().expect("a lease document");
+    assert_eq!((broken.epoch, broken.previous.epoch), (2, 1));
+    assert_eq!(broken.previous.holder.as_deref(), Some(stuck.holder()));
+    assert!(!broken.previous.expired && !broken.previous.released);
+    let writing = sim.spawn({
+        let stuck = stuck.clone();
+        async move { stuck.write(json!("late work")).await }
+    });
+    let lost = sim.run_until_done(&writing, 1.0);
+    assert!(matches!(lost, Err(Error::LeaseLost { reason: crate::LostReason::Stolen, .. })), "{lost:?}");
+    let thief = sim.thief();
+    let next = sim.acquire(&thief, "job", 30.0).expect("released by the break");
+    assert_eq!(next.epoch(), 3);
+    let nothing = sim.spawn(async move { db.break_lease("nothing", None).await });
+    assert!(sim.run_until_done(&nothing, 1.0).unwrap().is_none());
 }

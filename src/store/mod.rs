@@ -97,6 +97,8 @@ pub struct StoredObject {
     /// Normalised: no surrounding quotes, no `W/` prefix.
     pub etag: String,
     pub meta: WriteMeta,
+    /// When the store last wrote it (S3: `Last-Modified`, whole seconds; R2: `uploaded`), if it says.
+    pub last_modified: Option<crate::time::Timestamp>,
 }
 
 /// One page of a listing.

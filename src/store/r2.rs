@@ -4,6 +4,7 @@
 //! calls are in `crate::host::sys`; this is the idiomatic wrapper.
 
 use async_trait::async_trait;
+use crate::time::Timestamp;
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -106,7 +107,8 @@ impl ObjectStore for R2Store {
         let custom = custom_metadata(&obj);
         let meta = WriteMeta::from_entries(|name| custom.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()));
         let buffer = answer("get", obj.array_buffer()).await?;
-        Ok(Some(StoredObject { body: Uint8Array::new(&buffer).to_vec(), etag, meta }))
+        let last_modified = obj.uploaded().dyn_ref::<js_sys::Date>().map(|d| Timestamp::from_millis_f64(d.get_time()));
+        Ok(Some(StoredObject { body: Uint8Array::new(&buffer).to_vec(), etag, meta, last_modified }))
     }
 
     async fn put(

@@ -39,7 +39,7 @@ impl Timestamp {
     }
 
     /// A JS time (milliseconds, `Date.now()`'s unit), to the nearest microsecond.
-    #[cfg(all(target_arch = "wasm32", feature = "js"))]
+    #[cfg(target_arch = "wasm32")]
     pub(crate) fn from_millis_f64(millis: f64) -> Timestamp {
         Timestamp((millis * 1000.0).round() as i64)
     }

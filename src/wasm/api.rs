@@ -23,6 +23,7 @@ use crate::base::error::{Error, Result};
 use crate::client::{Fencepost, Options};
 use crate::doc::DEFAULT_MAX_ATTEMPTS;
 use crate::host::clock::SystemClock;
+use crate::inspect::Held;
 use crate::lease::LeaseOptions;
 use crate::objects::WaitOptions;
 use crate::objects::retry::RetryPolicy;
@@ -113,6 +114,11 @@ fn js_transition(f: Function, what: &'static str) -> Box<Transition<'static>> {
             js_json(&out, what)
         })
     })
+}
+
+/// A time as JS milliseconds, or undefined.
+fn millis(at: Option<Timestamp>) -> JsValue {
+    at.map_or(JsValue::UNDEFINED, |t| t.as_millis_f64().into())
 }
 
 fn json_or_null(value: Option<Value>) -> JsValue {
@@ -283,6 +289,64 @@ impl JsFencepost {
             async move {
                 let mut f = js_transition(f, "the callback's result");
                 Ok(json_or_null(db.cooperative_write(&key, &mut *f).await?))
+            }
+        })
+    }
+
+    /// What `key` holds, or null: `[kind, etag, size, lastModifiedMs | undefined, value, lease]`,
+    /// `value` JSON text (a Uint8Array for bytes), `lease` (kind "lease" only) `[epoch, holder,
+    /// deadlineMs | undefined, expired, released, expiresIn, stateJson]`. One read.
+    pub fn inspect(&self, key: String, signal: Option<AbortSignal>) -> JsValue {
+        promise(signal, |c| {
+            let db = self.inner.under(&c);
+            async move {
+                let Some(seen) = db.inspect(&key).await? else { return Ok(JsValue::NULL) };
+                let (kind, value, lease) = match seen.kind {
+                    Held::Lease(l) => {
+                        let lease = array([
+                            (l.epoch as f64).into(),
+                            l.holder.map_or(JsValue::NULL, JsValue::from),
+                            millis(l.deadline_at),
+                            l.expired.into(),
+                            l.released.into(),
+                            l.expires_in.into(),
+                            text(&l.state).into(),
+                        ]);
+                        ("lease", text(&l.document).into(), lease)
+                    }
+                    Held::Json(v) => ("json", text(&v).into(), JsValue::UNDEFINED),
+                    Held::Bytes(b) => ("bytes", js_sys::Uint8Array::from(b.as_slice()).into(), JsValue::UNDEFINED),
+                };
+                Ok(array([
+                    kind.into(),
+                    seen.etag.into(),
+                    (seen.size as f64).into(),
+                    millis(seen.last_modified),
+                    value,
+                    lease,
+                ]))
+            }
+        })
+    }
+
+    /// Break a lease (fencing-safe), or null without a lease document: `[epoch, previousEpoch,
+    /// previousHolder, previousDeadlineMs | undefined, wasExpired, wasReleased]`.
+    #[wasm_bindgen(js_name = breakLease)]
+    pub fn break_lease(&self, key: String, state: Option<String>, signal: Option<AbortSignal>) -> JsValue {
+        promise(signal, |c| {
+            let db = self.inner.under(&c);
+            async move {
+                let state = state.map(|s| js_json(&s, "breakLease options.state")).transpose()?;
+                let Some(broken) = db.break_lease(&key, state).await? else { return Ok(JsValue::NULL) };
+                let p = broken.previous;
+                Ok(array([
+                    (broken.epoch as f64).into(),
+                    (p.epoch as f64).into(),
+                    p.holder.map_or(JsValue::NULL, JsValue::from),
+                    millis(p.deadline_at),
+                    p.expired.into(),
+                    p.released.into(),
+                ]))
             }
         })
     }

@@ -29,9 +29,10 @@ pub fn to_js(e: Error) -> JsValue {
     set(MARK, e.code().into());
     set("message", e.to_string().into());
     match &e {
-        Error::LeaseLost { key, reason } => {
+        Error::LeaseLost { key, reason, cause, .. } => {
             set("key", key.into());
-            set("reason", reason.into());
+            set("reason", reason.as_str().into());
+            set("cause", cause.as_deref().map_or(JsValue::UNDEFINED, |c| to_js(c.clone())));
         }
         Error::Conflict { key, attempts } => {
             set("key", key.into());

@@ -300,6 +300,72 @@ export function cases(env) {
     assert(e2?.name === "TimeoutError" && !(e2 instanceof lib.FencepostError), `AbortSignal.timeout's reason: ${e2}`);
   });
 
+  // ------------------------------------------------------------------ operating fencepost
+  test("operate: inspect tells a lease (its period judged now), a JSON value, bytes; null when absent; 1 request", async () => {
+    const w = world(env);
+    eq(await w.db.inspect("nothing"), null, "absent");
+    const lease = await w.db.lease("jobs/1", { ttl: 30, stateFn: () => ({ step: 1 }) });
+    await w.db.claim("cron/t", { by: "a" });
+    await w.raw.put("blob", new Uint8Array([0xff, 0x00, 0x01]));
+    w.counts();
+    const l = await w.db.inspect("jobs/1");
+    eq(w.counts(), w.req(1, 0), "one GET");
+    eq([l.key, l.kind, l.etag, l.lease.epoch, l.lease.holder, l.lease.expired, l.lease.released, l.lease.expiresIn, l.lease.state],
+      ["jobs/1", "lease", lease.etag, 1, lease.holder, false, false, 30, { step: 1 }], "the lease as it is now");
+    eq(l.lease.deadlineAt.getTime(), lease.deadlineAt.getTime(), "its deadline");
+    eq([l.value.epoch, l.value.holder], [1, lease.holder], "value: the whole document");
+    assert(l.lastModified instanceof Date && Math.abs(Date.now() - l.lastModified.getTime()) < 86_400_000, `lastModified: ${l.lastModified}`);
+    eq(l.size, new TextEncoder().encode(await w.text("jobs/1")).length, "size in bytes");
+    const c = await w.db.inspect("cron/t");
+    eq([c.kind, c.value, c.lease], ["json", { by: "a" }, undefined], "a claim is JSON");
+    const b = await w.db.inspect("blob");
+    eq([b.kind, b.size, Array.from(b.value)], ["bytes", 3, [255, 0, 1]], "bytes");
+    w.advance(31);
+    const later = await w.db.inspect("jobs/1");
+    eq([later.lease.expired, later.lease.released, later.lease.expiresIn], [true, false, -1], "expired a second ago");
+    await lease.release().catch(() => {});
+    const released = await w.db.inspect("jobs/1");
+    eq([released.lease.expired, released.lease.released, released.lease.holder], [true, true, null], "released");
+    await rejects(w.db.inspect("log/x"), lib.InvalidArgument, "key rules");
+  });
+
+  test("operate: breakLease fences the stuck holder (LeaseLost, reason stolen), reports it, and the next epoch is higher; 2 requests", async () => {
+    const w = world(env);
+    const stuck = await w.db.lease("job", { ttl: 30, stateFn: () => ({ step: 3 }) });
+    w.counts();
+    const broken = await w.db.breakLease("job");
+    eq(w.counts(), w.req(1, 1), "two requests");
+    eq([broken.key, broken.epoch, broken.previous.epoch, broken.previous.holder, broken.previous.expired, broken.previous.released],
+      ["job", 2, 1, stuck.holder, false, false], "what was broken");
+    eq(broken.previous.deadlineAt.getTime(), stuck.deadlineAt.getTime(), "its deadline");
+    const e = await rejects(stuck.write({ step: 4 }), lib.LeaseLost, "the stuck holder's next write");
+    eq(e.reason, "stolen", "reason");
+    assert(stuck.signal.aborted && stuck.signal.reason.reason === "stolen", "its signal says so too");
+    const next = await w.peer().lease("job", { ttl: 30 });
+    eq([next.epoch, next.state], [3, { step: 3 }], "the next acquirer: a higher epoch, the state kept");
+    await next.release();
+    const again = await w.db.breakLease("job", { state: { reset: true } });
+    eq([again.epoch, again.previous.released], [4, true], "breaking a released lease bumps the epoch");
+    eq(JSON.parse(await w.text("job")).state, { reset: true }, "with the state given");
+    eq(await w.db.breakLease("nothing"), null, "no lease document");
+  });
+
+  test("operate: LeaseLost.reason says why — released, stolen, deleted", async () => {
+    const w = world(env);
+    const a = await w.db.lease("a", { ttl: 30 });
+    await a.release();
+    eq((await rejects(a.renew(), lib.LeaseLost, "after release")).reason, "released", "released");
+    eq(a.signal.reason.reason, "released", "the signal's reason");
+    const b = await w.db.lease("b", { ttl: 30 });
+    w.advance(31);
+    await w.peer().lease("b", { ttl: 30 });
+    eq((await rejects(b.renew(), lib.LeaseLost, "after a steal")).reason, "stolen", "stolen");
+    const c = await w.db.lease("c", { ttl: 30 });
+    await w.raw.delete("c");
+    eq((await rejects(c.renew(), lib.LeaseLost, "after a delete")).reason, "deleted", "deleted");
+    eq(new lib.LeaseLost("by hand").reason, "stolen", "one made by hand: not ours any more");
+  });
+
   // ------------------------------------------------------------------ fencepost/testing
   if (env.testing) {
     const { faultStore, manualClock } = env.testing;
@@ -400,6 +466,20 @@ export function cases(env) {
       eq(e.s3Code, "AccessDenied", "the store's refusal");
       const stored = JSON.parse(new TextDecoder().decode((await t.peer().objects.get("job")).data));
       assert(stored.holder !== null, "still held until its deadline");
+    });
+
+    test("testing: LeaseLost.reason is expired when keep-alive cannot renew in time; cause: the last storage error", async () => {
+      const t = tk();
+      const lease = await t.db.lease("job", { ttl: 3 });
+      lease.keepAlive({ every: 1 });
+      t.store.inject({ status: 503 }, { op: "put", times: 1000 });
+      for (let i = 0; i < 40 && !lease.signal.aborted; i++) await t.clock.advance(0.25);
+      const reason = lease.signal.reason;
+      assert(reason instanceof lib.LeaseLost, `LeaseLost: ${reason}`);
+      eq(reason.reason, "expired", "reason");
+      assert(reason.cause instanceof lib.StorageError && reason.cause.status === 503, `cause: ${reason.cause}`);
+      t.store.clearFaults();
+      eq((await rejects(lease.renew(), lib.LeaseLost, "later calls")).reason, "expired", "the same reason");
     });
 
     test("testing: keep-alive renews on each advance() with no real waiting", async () => {

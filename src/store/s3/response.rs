@@ -2,6 +2,7 @@
 //! response. The classification decides what the retry layer may do (see [`FailureKind`]).
 
 use super::HttpResponse;
+use crate::time::Timestamp;
 use super::request::META_PREFIX;
 use super::xml::{self, ListBucketResult};
 use crate::store::{
@@ -24,7 +25,8 @@ pub fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreRe
             let etag = required_etag(&response, what)?;
             let meta =
                 WriteMeta::from_entries(|name| response.header(&format!("{META_PREFIX}{name}")).map(str::to_owned));
-            Ok(Some(StoredObject { body: response.body, etag, meta }))
+            let last_modified = response.header("last-modified").and_then(Timestamp::parse_http_date);
+            Ok(Some(StoredObject { body: response.body, etag, meta, last_modified }))
         }
         404 if !is_missing_bucket(&response) => Ok(None),
         _ => Err(classify_failure(&response, what)),

@@ -1,0 +1,94 @@
+//! inspect: what a key holds, for operators (`fencepost show`, dashboards): a lease with its
+//! period, any other JSON value (claims and docs are the same bytes on the wire), or bytes. One
+//! request; nothing is written.
+
+use serde_json::Value;
+
+use crate::base::error::Result;
+use crate::codec::json;
+use crate::lease::LeaseDoc;
+use crate::objects::Objects;
+use crate::time::Timestamp;
+
+/// What [`crate::Fencepost::inspect`] found at a key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inspection {
+    pub key: String,
+    pub etag: String,
+    /// Bytes stored.
+    pub size: u64,
+    /// When the store last wrote it, if the store says (S3: whole seconds).
+    pub last_modified: Option<Timestamp>,
+    pub kind: Held,
+}
+
+/// What kind of object a key holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Held {
+    /// A lease document (`{epoch, holder, deadline_at, state}`), judged at the time of the read.
+    Lease(LeaseView),
+    /// Any other JSON value: a claim, a doc, a JSON object of another tool.
+    Json(Value),
+    /// Not JSON.
+    Bytes(Vec<u8>),
+}
+
+/// A lease document as an operator needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaseView {
+    pub epoch: u64,
+    /// A credential: show it to operators only (the CLI prints a fingerprint unless asked).
+    pub holder: Option<String>,
+    /// `None` for a released document written with a null deadline.
+    pub deadline_at: Option<Timestamp>,
+    /// Released (no holder) or past its deadline (inclusive): anyone may acquire it now.
+    pub expired: bool,
+    /// No holder: released, or broken.
+    pub released: bool,
+    /// Seconds until the deadline, negative once past (`-inf` without a deadline).
+    pub expires_in: f64,
+    pub state: Value,
+    /// The whole document as stored (unknown fields included).
+    pub document: Value,
+}
+
+/// Read `key` once and say what it holds; `None` when absent.
+pub(crate) async fn inspect(objects: &Objects, key: &str) -> Result<Option<Inspection>> {
+    objects.check_key(key)?;
+    let Some(obj) = objects.read(key).await? else { return Ok(None) };
+    let kind = match json::parse(&obj.body) {
+        Err(_) => Held::Bytes(obj.body.clone()),
+        Ok(value) if looks_like_lease(&value) => match LeaseDoc::parse(key, &obj.body) {
+            Ok(doc) => Held::Lease(lease_view(doc, value, objects.now()?)),
+            Err(_) => Held::Json(value),
+        },
+        Ok(value) => Held::Json(value),
+    };
+    Ok(Some(Inspection {
+        key: key.to_owned(),
+        etag: obj.etag,
+        size: obj.body.len() as u64,
+        last_modified: obj.last_modified,
+        kind,
+    }))
+}
+
+/// The fields every lease document has (a doc of the same shape is reported as a lease too: on
+/// the wire they are the same).
+fn looks_like_lease(value: &Value) -> bool {
+    value.as_object().is_some_and(|m| ["epoch", "holder", "deadline_at", "state"].iter().all(|k| m.contains_key(*k)))
+}
+
+/// A lease document judged at `now`.
+pub(crate) fn lease_view(doc: LeaseDoc, document: Value, now: Timestamp) -> LeaseView {
+    LeaseView {
+        epoch: doc.epoch,
+        expired: doc.is_expired(now),
+        released: doc.holder.is_none(),
+        expires_in: doc.deadline_at.map_or(f64::NEG_INFINITY, |d| now.secs_until(d)),
+        holder: doc.holder,
+        deadline_at: doc.deadline_at,
+        state: doc.state,
+        document,
+    }
+}
