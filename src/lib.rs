@@ -82,7 +82,8 @@
 //   store       the `ObjectStore` trait, its decorators (prefix, counting, fault) and backends
 //               (memory, s3, r2), which never import each other
 //   objects     the layer-0 API (`Objects`), the one retry loop, ambiguous-write resolution
-//   claim, lease, doc, inspect      the primitives, and what an operator reads
+//   claim, lease, doc      the primitives
+//   inspect     what an operator reads: a key as a lease, JSON or bytes
 //   client      `Fencepost`: the whole API, each method a short delegation
 //   testing, wasm          the test toolkit and the npm package's JS binding
 

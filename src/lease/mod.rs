@@ -240,7 +240,11 @@ impl Lease {
     fn ended_error(&self) -> Option<Error> {
         self.period.ended.reason().map(|reason| match reason {
             lost @ Error::LeaseLost { .. } => lost,
-            other => Error::lease_lost(&self.period.key, LostReason::Released, format!("the lease handle was ended: {other}")),
+            other => Error::lease_lost(
+                &self.period.key,
+                LostReason::Released,
+                format!("the lease handle was ended: {other}"),
+            ),
         })
     }
 
@@ -338,7 +342,11 @@ impl Lease {
                         released: releasing,
                     };
                     if releasing {
-                        self.end(Error::lease_lost(&period.key, LostReason::Released, "the lease was released through this handle"));
+                        self.end(Error::lease_lost(
+                            &period.key,
+                            LostReason::Released,
+                            "the lease was released through this handle",
+                        ));
                     }
                     return Ok(doc.state);
                 }

@@ -56,7 +56,10 @@ impl ObjectStore for MemoryStore {
         let etag = md5_etag(body);
         // Wall-clock time, as a real store records it (not a test's manual clock).
         let last_modified = crate::time::Clock::now(&crate::host::clock::SystemClock).ok();
-        objects.insert(key.to_owned(), StoredObject { body: body.to_vec(), etag: etag.clone(), meta: meta.clone(), last_modified });
+        objects.insert(
+            key.to_owned(),
+            StoredObject { body: body.to_vec(), etag: etag.clone(), meta: meta.clone(), last_modified },
+        );
         Ok(PutOutcome::Written { etag })
     }
 

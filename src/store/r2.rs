@@ -3,8 +3,8 @@
 //! binding and the S3 endpoint see the same provenance), cursor-based list. The raw bindings it
 //! calls are in `crate::host::sys`; this is the idiomatic wrapper.
 
-use async_trait::async_trait;
 use crate::time::Timestamp;
+use async_trait::async_trait;
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 

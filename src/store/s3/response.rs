@@ -2,12 +2,12 @@
 //! response. The classification decides what the retry layer may do (see [`FailureKind`]).
 
 use super::HttpResponse;
-use crate::time::Timestamp;
 use super::request::META_PREFIX;
 use super::xml::{self, ListBucketResult};
 use crate::store::{
     FailureKind, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta, normalize_etag,
 };
+use crate::time::Timestamp;
 
 /// Longest error message handed up (server text can be a whole HTML page).
 const MAX_MESSAGE_CHARS: usize = 400;
