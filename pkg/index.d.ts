@@ -290,6 +290,14 @@ export interface StoredObject {
 export declare function objects(store: Store | R2BucketLike, options?: FencepostOptions): Objects;
 
 /** Layer 0: a conditional key-value store. */
+/** One object of `objects.entries()`. Fields a store does not list are undefined (null for the date). */
+export interface ObjectEntry {
+  key: string;
+  etag: string | undefined;
+  size: number | undefined;
+  lastModified: Date | null;
+}
+
 export declare class Objects {
   private constructor();
   readonly store: Store;
@@ -303,6 +311,11 @@ export declare class Objects {
   delete(key: string, options?: CallOptions): Promise<void>;
   /** Keys under `prefix`, ascending, all pages. */
   list(prefix?: string, options?: CallOptions): Promise<string[]>;
+  /**
+   * The objects under `prefix`, in key order, page by page as an async iterable (a prefix of
+   * 100,000 keys never becomes one array): one list request per page; `startAfter` starts after that key.
+   */
+  entries(prefix?: string, options?: { startAfter?: string } & CallOptions): AsyncGenerator<ObjectEntry, void, undefined>;
   /** Poll until the key exists (or its etag differs from `changedFrom`). Default timeout 30 s, poll 1 s. */
   waitFor(key: string, options?: { timeout?: number; pollInterval?: number; changedFrom?: string } & CallOptions): Promise<StoredObject>;
 }

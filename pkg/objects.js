@@ -6,6 +6,7 @@ import { SIGNAL_ONLY, options, string } from "./options.js";
 import { Lazy, run } from "./binding.js";
 
 const PUT_OPTIONS = /** @type {const} */ ({ ifAbsent: "boolean", ifMatch: "string", signal: "signal" });
+const ENTRIES_OPTIONS = /** @type {const} */ ({ startAfter: "string", signal: "signal" });
 const WAIT_OPTIONS = /** @type {const} */ ({ timeout: "number", pollInterval: "number", changedFrom: "string", signal: "signal" });
 
 /** Layer 0: conditional get / put / delete / list / waitFor on raw bytes. */
@@ -49,6 +50,26 @@ export class Objects {
     if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
     const { signal } = options(opts, SIGNAL_ONLY, "list options");
     return await run(() => this.#core.get().list(prefix ?? "", signal));
+  }
+
+  /**
+   * The objects under `prefix` (default ""), in key order, page by page — `{key, etag, size,
+   * lastModified}` — as an async iterable: a prefix of 100,000 keys never becomes one array. One
+   * list request per page; `startAfter` starts after that key.
+   * @param {string} [prefix] @param {{startAfter?: string, signal?: AbortSignal}} [opts]
+   * @returns {AsyncGenerator<{key: string, etag: string | undefined, size: number | undefined, lastModified: Date | null}, void, undefined>}
+   */
+  async *entries(prefix, opts) {
+    if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
+    const { startAfter, signal } = options(opts, ENTRIES_OPTIONS, "entries options");
+    /** @type {string | undefined} */
+    let cursor;
+    do {
+      const at = cursor;
+      const [entries, next] = await run(() => this.#core.get().entriesPage(prefix ?? "", startAfter, at, signal));
+      for (const [key, etag, size, ms] of entries) yield { key, etag, size, lastModified: ms === undefined ? null : new Date(ms) };
+      cursor = next;
+    } while (cursor !== undefined);
   }
 
   /** Poll until the key exists (or its etag differs from `changedFrom`); `TimeoutError` after `timeout`. */

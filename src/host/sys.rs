@@ -156,6 +156,8 @@ extern "C" {
     pub(crate) fn set_prefix(this: &R2ListOptions, prefix: &str);
     #[wasm_bindgen(method, setter = limit)]
     pub(crate) fn set_limit(this: &R2ListOptions, limit: u32);
+    #[wasm_bindgen(method, setter = startAfter)]
+    pub(crate) fn set_start_after(this: &R2ListOptions, key: &str);
     #[wasm_bindgen(method, setter = cursor)]
     pub(crate) fn set_cursor(this: &R2ListOptions, cursor: &str);
 
@@ -171,6 +173,8 @@ extern "C" {
     /// When it was written: a `Date`.
     #[wasm_bindgen(method, getter)]
     pub(crate) fn uploaded(this: &R2Object) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn size(this: &R2Object) -> JsValue;
     /// A Promise of an `ArrayBuffer` (objects from `get` only).
     #[wasm_bindgen(method, catch, js_name = arrayBuffer)]
     pub(crate) fn array_buffer(this: &R2Object) -> Result<JsValue, JsValue>;

@@ -14,7 +14,9 @@ use std::rc::Rc;
 use crate::base::cancel::Cancel;
 use crate::base::error::{Error, Result};
 use crate::codec::keys::{validate_key, validate_prefix};
-use crate::store::{ObjectStore, Precondition, StoreResult, StoredObject, WriteMeta, normalize_etag};
+use crate::store::{
+    ListPage, ObjectStore, Precondition, StoreResult, StoredObject, WriteMeta, malformed_listing, normalize_etag,
+};
 use crate::time::{Clock, ClockSource, Timestamp};
 use retry::{Abandon, RetryPolicy};
 
@@ -257,6 +259,26 @@ impl Objects {
     pub async fn list(&self, prefix: &str) -> Result<Vec<String>> {
         validate_prefix(prefix)?;
         self.retrying(Abandon::OnCancel, || self.store.list(prefix)).await
+    }
+
+    /// One page of the objects under `prefix` — key, etag, size and last-modified time, in key
+    /// order — for listings too large to hold at once: the first page (after the key
+    /// `start_after`, when given) with `cursor` `None`, else the page after the one whose
+    /// [`ListPage::next`] `cursor` is; `next` is `None` on the last. One request per page.
+    pub async fn entries_page(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<ListPage> {
+        validate_prefix(prefix)?;
+        let mut page = self.retrying(Abandon::OnCancel, || self.store.list_page(prefix, start_after, cursor)).await?;
+        // What a server reports outside the asked-for range is not ours to hand on.
+        page.entries.retain(|e| e.key.starts_with(prefix) && start_after.is_none_or(|after| e.key.as_str() > after));
+        if cursor.is_some() && page.next.as_deref() == cursor {
+            return Err(Error::Storage(malformed_listing(prefix, "the same page cursor twice").into_failure()));
+        }
+        Ok(page)
     }
 
     /// Poll until `key` exists (and, with `changed_from`, has another etag); one GET per poll.

@@ -88,8 +88,8 @@ impl ObjectStore for ClockedStore {
     async fn delete(&self, key: &str) -> StoreResult<()> {
         self.inner.delete(key).await
     }
-    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
-        self.inner.list_page(prefix, cursor).await
+    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
+        self.inner.list_page(prefix, start_after, cursor).await
     }
     fn server_time(&self) -> Option<Timestamp> {
         self.true_time.now().ok()

@@ -106,9 +106,9 @@ impl ObjectStore for CountingStore {
         self.inner.delete(key).await
     }
 
-    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
+    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
         self.counter.record(Op::List);
-        self.inner.list_page(prefix, cursor).await
+        self.inner.list_page(prefix, start_after, cursor).await
     }
 
     fn max_key_bytes(&self) -> usize {

@@ -299,8 +299,8 @@ impl ObjectStore for FaultStore {
         self.run(Op::Delete, key, self.inner.delete(key)).await
     }
 
-    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
-        self.run(Op::List, prefix, self.inner.list_page(prefix, cursor)).await
+    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
+        self.run(Op::List, prefix, self.inner.list_page(prefix, start_after, cursor)).await
     }
 
     fn max_key_bytes(&self) -> usize {

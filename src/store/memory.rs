@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
-use super::{ListPage, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, md5_etag};
+use super::{ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, md5_etag};
 
 /// Keys per listing page, as S3 returns them.
 const PAGE: usize = 1000;
@@ -69,22 +69,32 @@ impl ObjectStore for MemoryStore {
         Ok(())
     }
 
-    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
+    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
         crate::base::future::yield_now().await;
         let objects = self.objects.borrow();
-        // Pages of S3's size, so callers meet the page loop as they would on a real store.
-        let from = match cursor {
-            Some(after) => (Bound::Excluded(after.to_owned()), Bound::Unbounded),
-            None => (Bound::Included(prefix.to_owned()), Bound::Unbounded),
+        // Pages of S3's size, so callers meet the page loop as they would on a real store. The
+        // cursor is the last key of the page before.
+        let from = match cursor.or(start_after) {
+            Some(after) if after >= prefix => (Bound::Excluded(after.to_owned()), Bound::Unbounded),
+            _ => (Bound::Included(prefix.to_owned()), Bound::Unbounded),
         };
-        let mut keys: Vec<String> =
-            objects.range(from).map(|(k, _)| k).take_while(|k| k.starts_with(prefix)).take(PAGE + 1).cloned().collect();
-        let next = if keys.len() > PAGE {
-            keys.truncate(PAGE);
-            keys.last().cloned()
+        let mut entries: Vec<Listed> = objects
+            .range(from)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .take(PAGE + 1)
+            .map(|(key, o)| Listed {
+                key: key.clone(),
+                etag: Some(o.etag.clone()),
+                size: Some(o.body.len() as u64),
+                last_modified: o.last_modified,
+            })
+            .collect();
+        let next = if entries.len() > PAGE {
+            entries.truncate(PAGE);
+            entries.last().map(|e| e.key.clone())
         } else {
             None
         };
-        Ok(ListPage { keys, next })
+        Ok(ListPage { entries, next })
     }
 }

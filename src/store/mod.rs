@@ -101,11 +101,22 @@ pub struct StoredObject {
     pub last_modified: Option<crate::time::Timestamp>,
 }
 
+/// One object of a listing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listed {
+    /// Relative to the store.
+    pub key: String,
+    /// Normalised like [`StoredObject::etag`], when the store lists it.
+    pub etag: Option<String>,
+    pub size: Option<u64>,
+    pub last_modified: Option<crate::time::Timestamp>,
+}
+
 /// One page of a listing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListPage {
-    /// Keys (relative to the store), ascending within the page.
-    pub keys: Vec<String>,
+    /// Ascending within the page.
+    pub entries: Vec<Listed>,
     /// Where the next page starts (an opaque cursor: S3's continuation token, R2's cursor, the
     /// memory store's last key), `None` on the last page.
     pub next: Option<String>,
@@ -201,10 +212,10 @@ pub trait ObjectStore {
     ) -> StoreResult<PutOutcome>;
     /// Deleting a missing key is not an error.
     async fn delete(&self, key: &str) -> StoreResult<()>;
-    /// One page of the keys under `prefix`, from the start (`cursor` `None`) or from where the
-    /// page before left off (its [`ListPage::next`]). The one loop over pages is the objects
-    /// layer's.
-    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage>;
+    /// One page of the objects under `prefix`: the first (after the key `start_after`, if given)
+    /// when `cursor` is `None`, else the one after the page whose [`ListPage::next`] it is. The
+    /// loop over pages is written once ([`dyn ObjectStore::list`], `Objects::entries_page`).
+    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage>;
 
     /// The longest key (UTF-8 bytes) this store can take: S3 and R2 allow 1024 bytes including
     /// the store prefix, so a prefix uses up part of the budget.
@@ -228,8 +239,8 @@ impl dyn ObjectStore {
         let mut keys = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_LIST_PAGES {
-            let page = self.list_page(prefix, cursor.as_deref()).await?;
-            keys.extend(page.keys.into_iter().filter(|k| k.starts_with(prefix)));
+            let page = self.list_page(prefix, None, cursor.as_deref()).await?;
+            keys.extend(page.entries.into_iter().map(|e| e.key).filter(|k| k.starts_with(prefix)));
             match page.next {
                 None => {
                     // Stores list in UTF-8 byte order already; sorting makes it a guarantee for all.
@@ -251,7 +262,7 @@ impl dyn ObjectStore {
 /// is a broken server, not a bucket.
 const MAX_LIST_PAGES: usize = 100_000;
 
-fn malformed_listing(prefix: &str, why: &str) -> StoreError {
+pub(crate) fn malformed_listing(prefix: &str, why: &str) -> StoreError {
     let what = crate::base::error::quoted(prefix);
     StoreError::new(FailureKind::Fatal, Some("MalformedResponse"), None, format!("LIST {what}: {why}"))
 }

@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
-use super::{ListPage, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+use super::{ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
 use crate::base::error::Result;
 use crate::codec::keys::normalize_store_prefix;
 use crate::time::Timestamp;
@@ -61,11 +61,16 @@ impl ObjectStore for PrefixStore {
         self.inner.delete(&self.full(key)).await
     }
 
-    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
-        let page = self.inner.list_page(&self.full(prefix), cursor).await?;
+    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
+        let after = start_after.map(|k| self.full(k));
+        let page = self.inner.list_page(&self.full(prefix), after.as_deref(), cursor).await?;
         // Anything outside the prefix (a server ignoring `prefix`) is not ours to report.
-        let keys = page.keys.into_iter().filter_map(|k| k.strip_prefix(&self.prefix).map(str::to_owned)).collect();
-        Ok(ListPage { keys, next: page.next })
+        let entries = page
+            .entries
+            .into_iter()
+            .filter_map(|e| Some(Listed { key: e.key.strip_prefix(&self.prefix)?.to_owned(), ..e }))
+            .collect();
+        Ok(ListPage { entries, next: page.next })
     }
 
     /// The prefix uses up part of the inner store's budget (S3 and R2: 1024 bytes in all).

@@ -9,8 +9,8 @@ use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::{
-    FailureKind, ListPage, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta,
-    normalize_etag,
+    FailureKind, ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject,
+    WriteMeta, normalize_etag,
 };
 use crate::host::sys::{
     self, R2Bucket, R2Conditional, R2HttpMetadata, R2ListOptions, R2Object, R2Objects, R2PutOptions,
@@ -152,12 +152,14 @@ impl ObjectStore for R2Store {
         answer("delete", self.bucket.delete(key)).await.map(drop)
     }
 
-    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
+    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
         let options: R2ListOptions = sys::dict();
         options.set_prefix(prefix);
         options.set_limit(1000);
-        if let Some(c) = cursor {
-            options.set_cursor(c);
+        match (cursor, start_after) {
+            (Some(c), _) => options.set_cursor(c),
+            (None, Some(after)) => options.set_start_after(after),
+            (None, None) => {}
         }
         let page = answer("list", self.bucket.list(&options)).await?;
         // The typed getters below read properties of objects only (never of null).
@@ -169,17 +171,28 @@ impl ObjectStore for R2Store {
         if !Array::is_array(&objects) {
             return Err(StoreError::transport("R2 list returned no objects array"));
         }
-        let keys = objects
+        let entries = objects
             .unchecked_ref::<Array>()
             .iter()
             .filter(JsValue::is_object)
-            .filter_map(|obj| obj.unchecked_ref::<R2Object>().key().as_string())
+            .filter_map(|obj| {
+                let obj = obj.unchecked_ref::<R2Object>();
+                Some(Listed {
+                    key: obj.key().as_string()?,
+                    etag: obj.etag().as_string().map(|e| normalize_etag(&e)),
+                    size: obj.size().as_f64().filter(|s| *s >= 0.0).map(|s| s as u64),
+                    last_modified: obj
+                        .uploaded()
+                        .dyn_ref::<js_sys::Date>()
+                        .map(|d| Timestamp::from_millis_f64(d.get_time())),
+                })
+            })
             .collect();
         let next = match (page.truncated().as_bool(), page.cursor().as_string()) {
             (Some(true), Some(c)) => Some(c),
             (Some(true), None) => return Err(malformed("list: truncated page without a cursor")),
             _ => None,
         };
-        Ok(ListPage { keys, next })
+        Ok(ListPage { entries, next })
     }
 }

@@ -592,6 +592,37 @@ impl JsObjects {
         })
     }
 
+    /// One page of a listing: `[[key, etag, size, lastModifiedMs], …]` and the next page's cursor
+    /// (undefined on the last page). Absent fields are undefined.
+    #[wasm_bindgen(js_name = entriesPage)]
+    pub fn entries_page(
+        &self,
+        prefix: String,
+        start_after: Option<String>,
+        cursor: Option<String>,
+        signal: Option<AbortSignal>,
+    ) -> JsValue {
+        promise(signal, |c| {
+            let db = self.db.under(&c);
+            async move {
+                let page = db.objects().entries_page(&prefix, start_after.as_deref(), cursor.as_deref()).await?;
+                let entries: Array = page
+                    .entries
+                    .into_iter()
+                    .map(|e| {
+                        array([
+                            e.key.into(),
+                            e.etag.map_or(JsValue::UNDEFINED, JsValue::from),
+                            e.size.map_or(JsValue::UNDEFINED, |s| (s as f64).into()),
+                            millis(e.last_modified),
+                        ])
+                    })
+                    .collect();
+                Ok(array([entries.into(), page.next.map_or(JsValue::UNDEFINED, JsValue::from)]))
+            }
+        })
+    }
+
     #[wasm_bindgen(js_name = waitFor)]
     pub fn wait_for(
         &self,

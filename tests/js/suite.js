@@ -329,6 +329,28 @@ export function cases(env) {
     await rejects(w.db.inspect("log/x"), lib.InvalidArgument, "key rules");
   });
 
+  test("operate: objects.entries lists page by page (2,500 keys: 3 list requests), in key order, with etag, size, last-modified; startAfter", async () => {
+    const w = world(env);
+    const keys = Array.from({ length: 2500 }, (_, i) => `many/${String(i).padStart(5, "0")}`);
+    for (let i = 0; i < keys.length; i += 100) await Promise.all(keys.slice(i, i + 100).map((k) => w.raw.put(k, k)));
+    await w.raw.put("other", "x");
+    w.counts();
+    const seen = [];
+    for await (const e of w.db.objects.entries("many/")) seen.push(e);
+    eq(w.counts(), w.req(0, 0, 0, 3), "one list request per page");
+    eq(seen.map((e) => e.key), keys, "every key under the prefix, in key order");
+    const first = seen[0];
+    eq([first.size, typeof first.etag, first.etag.includes('"')], [10, "string", false], "size and a bare etag");
+    eq(first.etag, (await w.raw.get(first.key)).etag, "the etag get() gives");
+    assert(first.lastModified instanceof Date && Math.abs(Date.now() - first.lastModified.getTime()) < 86_400_000, `lastModified: ${first.lastModified}`);
+    const tail = [];
+    for await (const e of w.db.objects.entries("many/", { startAfter: "many/02497" })) tail.push(e.key);
+    eq(tail, ["many/02498", "many/02499"], "startAfter");
+    const none = [];
+    for await (const e of w.db.objects.entries("nothing/")) none.push(e);
+    eq(none, [], "an empty prefix lists nothing");
+  });
+
   test("operate: breakLease fences the stuck holder (LeaseLost, reason stolen), reports it, and the next epoch is higher; 2 requests", async () => {
     const w = world(env);
     const stuck = await w.db.lease("job", { ttl: 30, stateFn: () => ({ step: 3 }) });

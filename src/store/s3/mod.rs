@@ -599,9 +599,9 @@ impl ObjectStore for S3Store {
         self.exchange(request, &what, |r| response::read_delete(r, &what)).await
     }
 
-    async fn list_page(&self, prefix: &str, cursor: Option<&str>) -> StoreResult<ListPage> {
+    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
         let what = Operation("LIST", prefix);
-        let request = self.config.list_objects_v2_request(prefix, cursor, self.signing_time()?);
+        let request = self.config.list_objects_v2_request(prefix, start_after, cursor, self.signing_time()?);
         let page = self.exchange(request, &what, |r| response::read_list(r, &what)).await?;
         let next = if page.is_truncated {
             Some(
@@ -611,7 +611,7 @@ impl ObjectStore for S3Store {
         } else {
             None
         };
-        Ok(ListPage { keys: page.keys, next })
+        Ok(ListPage { entries: page.entries, next })
     }
 
     fn server_time(&self) -> Option<Timestamp> {

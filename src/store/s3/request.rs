@@ -56,10 +56,12 @@ impl S3Config {
         self.signed_request("DELETE", Some(key), &[], Vec::new(), Vec::new(), at)
     }
 
-    /// One page of ListObjectsV2 under `bucket_prefix`, after the page `continuation_token` ended.
+    /// One page of ListObjectsV2 under `bucket_prefix`: after the page `continuation_token` ended,
+    /// else the first one (after the key `start_after`, when given).
     pub(crate) fn list_objects_v2_request(
         &self,
         bucket_prefix: &str,
+        start_after: Option<&str>,
         continuation_token: Option<&str>,
         at: Timestamp,
     ) -> HttpRequest {
@@ -67,8 +69,10 @@ impl S3Config {
         if !bucket_prefix.is_empty() {
             query.push(("prefix", bucket_prefix));
         }
-        if let Some(token) = continuation_token {
-            query.push(("continuation-token", token));
+        match (continuation_token, start_after) {
+            (Some(token), _) => query.push(("continuation-token", token)),
+            (None, Some(after)) => query.push(("start-after", after)),
+            (None, None) => {}
         }
         let headers = vec![header(NO_CACHE.0, NO_CACHE.1)];
         self.signed_request("GET", None, &query, headers, Vec::new(), at)

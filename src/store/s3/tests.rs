@@ -171,11 +171,11 @@ fn object_urls_in_both_addressing_styles() {
         "https://my-bucket.s3.eu-west-1.amazonaws.com/a%20b"
     );
     assert_eq!(
-        virtual_hosted.list_objects_v2_request("", None, at()).url,
+        virtual_hosted.list_objects_v2_request("", None, None, at()).url,
         "https://my-bucket.s3.eu-west-1.amazonaws.com/?list-type=2"
     );
     assert_eq!(
-        path.list_objects_v2_request("app/", None, at()).url,
+        path.list_objects_v2_request("app/", None, None, at()).url,
         "http://127.0.0.1:9000/bucket?list-type=2&prefix=app%2F"
     );
 }
@@ -235,7 +235,7 @@ fn signature_covers_exactly_what_is_sent() {
             .put_object_request("k", b"{}", &Precondition::IfMatch("\"e1\"".into()), &meta("tok", &["h1", "h2"]), at())
             .unwrap(),
         config.delete_object_request("k", at()),
-        config.list_objects_v2_request("app/x y", Some("tok/+="), at()),
+        config.list_objects_v2_request("app/x y", None, Some("tok/+="), at()),
     ];
     for request in requests {
         let without_scheme = request.url.strip_prefix("http://h:9000").unwrap();
@@ -322,9 +322,10 @@ fn delete_and_list_requests() {
     assert_eq!(delete.header("x-amz-content-sha256"), Some(EMPTY_PAYLOAD_SHA256));
     assert_eq!(delete.header("cache-control"), None);
 
-    let first = config.list_objects_v2_request("app/jobs/", None, at());
+    let first = config.list_objects_v2_request("app/jobs/", None, None, at());
     assert_eq!(first.url, "http://h/bucket?list-type=2&prefix=app%2Fjobs%2F");
-    let next = config.list_objects_v2_request("app/", Some("1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM="), at());
+    let next =
+        config.list_objects_v2_request("app/", None, Some("1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM="), at());
     assert_eq!(
         next.url,
         "http://h/bucket?continuation-token=1ueGcxLPRx1Tr%2FXYExHnhbYLgveDs2J%2Fwm36Hy4vbOwM%3D&list-type=2&prefix=app%2F"

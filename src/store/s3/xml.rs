@@ -3,7 +3,8 @@
 //! or recurses on it (the depth cap also keeps dropping a hostile tree from overflowing the stack).
 
 use crate::base::error::quoted;
-use crate::store::{FailureKind, StoreError};
+use crate::store::{FailureKind, Listed, StoreError, normalize_etag};
+use crate::time::Timestamp;
 
 /// Deeper than any S3 document (they nest three or four levels).
 const MAX_DEPTH: usize = 32;
@@ -11,7 +12,7 @@ const MAX_DEPTH: usize = 32;
 /// One page of a ListObjectsV2 response. Keys are full bucket keys, in the server's order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListBucketResult {
-    pub keys: Vec<String>,
+    pub entries: Vec<Listed>,
     pub is_truncated: bool,
     pub next_continuation_token: Option<String>,
 }
@@ -29,12 +30,18 @@ pub fn parse_list_objects_v2(body: &[u8]) -> Result<ListBucketResult, StoreError
     if root.name != "ListBucketResult" {
         return Err(malformed(format!("expected <ListBucketResult>, got <{}>", root.name)));
     }
-    let mut keys = Vec::new();
+    let mut entries = Vec::new();
     for contents in root.children_named("Contents") {
-        match contents.child_text("Key") {
-            Some(key) => keys.push(key.to_owned()),
-            None => return Err(malformed("a <Contents> entry has no <Key>")),
-        }
+        let Some(key) = contents.child_text("Key") else {
+            return Err(malformed("a <Contents> entry has no <Key>"));
+        };
+        // The rest is informational (operators' listings): read when well-formed, else left out.
+        entries.push(Listed {
+            key: key.to_owned(),
+            etag: contents.child_text("ETag").map(normalize_etag),
+            size: contents.child_text("Size").and_then(|s| s.trim().parse().ok()),
+            last_modified: contents.child_text("LastModified").and_then(|t| Timestamp::parse_rfc3339(t.trim())),
+        });
     }
     let is_truncated = match root.child_text("IsTruncated").map(str::trim) {
         None => false,
@@ -43,7 +50,7 @@ pub fn parse_list_objects_v2(body: &[u8]) -> Result<ListBucketResult, StoreError
         Some(other) => return Err(malformed(format!("<IsTruncated> is {}", quoted(other)))),
     };
     let next_continuation_token = root.child_text("NextContinuationToken").filter(|t| !t.is_empty()).map(str::to_owned);
-    Ok(ListBucketResult { keys, is_truncated, next_continuation_token })
+    Ok(ListBucketResult { entries, is_truncated, next_continuation_token })
 }
 
 /// Parse an S3 `<Error>` body. `None` when the body is not one (empty, HTML from a proxy, …):
@@ -270,6 +277,10 @@ fn truncate(s: &str, max_chars: usize) -> String {
 mod tests {
     use super::*;
 
+    fn keys(page: &ListBucketResult) -> Vec<&str> {
+        page.entries.iter().map(|e| e.key.as_str()).collect()
+    }
+
     const LIST_PAGE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
   <Name>bucket</Name>
@@ -294,7 +305,7 @@ mod tests {
     #[test]
     fn parses_a_list_page() {
         let page = parse_list_objects_v2(LIST_PAGE.as_bytes()).unwrap();
-        assert_eq!(page.keys, ["app/a b+c%d=e&f?g#h~i", "app/ünï/😀", "app/<raw> & ok"]);
+        assert_eq!(keys(&page), ["app/a b+c%d=e&f?g#h~i", "app/ünï/😀", "app/<raw> & ok"]);
         assert!(page.is_truncated);
         assert_eq!(page.next_continuation_token.as_deref(), Some("1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM="));
     }
@@ -305,7 +316,11 @@ mod tests {
             "<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>k</Key></Contents></ListBucketResult>";
         assert_eq!(
             parse_list_objects_v2(last.as_bytes()).unwrap(),
-            ListBucketResult { keys: vec!["k".into()], is_truncated: false, next_continuation_token: None }
+            ListBucketResult {
+                entries: vec![Listed { key: "k".into(), ..Listed::default() }],
+                is_truncated: false,
+                next_continuation_token: None
+            }
         );
         let empty = "<?xml version=\"1.0\"?>\n<ListBucketResult xmlns=\"x\"><Name>b</Name><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>\n";
         assert_eq!(parse_list_objects_v2(empty.as_bytes()).unwrap(), ListBucketResult::default());
@@ -323,7 +338,7 @@ mod tests {
     #[test]
     fn key_whitespace_is_preserved() {
         let body = "<ListBucketResult><Contents><Key> padded key </Key></Contents></ListBucketResult>";
-        assert_eq!(parse_list_objects_v2(body.as_bytes()).unwrap().keys, [" padded key "]);
+        assert_eq!(keys(&parse_list_objects_v2(body.as_bytes()).unwrap()), [" padded key "]);
     }
 
     #[test]
@@ -436,7 +451,7 @@ mod tests {
     fn attributes_with_gt_and_namespaces_are_fine() {
         let body =
             "<s3:ListBucketResult a='x>y' b=\"<\"><s3:Contents><s3:Key>k</s3:Key></s3:Contents></s3:ListBucketResult>";
-        assert_eq!(parse_list_objects_v2(body.as_bytes()).unwrap().keys, ["k"]);
+        assert_eq!(keys(&parse_list_objects_v2(body.as_bytes()).unwrap()), ["k"]);
     }
 
     #[test]
