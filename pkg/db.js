@@ -8,7 +8,7 @@ import { CORE, Lazy, MANUAL_CLOCK, core } from "./binding.js";
 import { toStore } from "./stores.js";
 import { claim } from "./claim.js";
 import { acquire, attach, breakLease, cooperativeWrite, withLease } from "./lease.js";
-import { inspect } from "./inspect.js";
+import { inspect, prune } from "./inspect.js";
 import { openDoc } from "./doc.js";
 import { Objects } from "./objects.js";
 
@@ -66,6 +66,11 @@ export class Fencepost {
   /** What `key` holds (a lease with its period, JSON, or bytes), or null. One request, nothing written. */
   inspect(/** @type {string} */ key, /** @type {any} */ opts) {
     return inspect(this.#core, key, opts);
+  }
+
+  /** Delete what is older than `olderThan` seconds under `prefix`, never a held lease: `{deleted, kept, keys}`. */
+  prune(/** @type {string} */ prefix, /** @type {any} */ opts) {
+    return prune(this.#core, prefix, opts);
   }
 
   /** Break a lease, fencing-safe: the next epoch, released; `{key, epoch, previous}`, or null. */

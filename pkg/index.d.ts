@@ -190,6 +190,13 @@ export declare class Fencepost {
    * epoch. null when there is no lease document. 2 requests.
    */
   breakLease(key: string, options?: { state?: Json } & CallOptions): Promise<BrokenLease | null>;
+  /**
+   * Delete the objects under `prefix` last modified more than `olderThan` seconds ago, never a held
+   * lease (conditional DELETE where the store has one, else a re-read right before). `dryRun`:
+   * delete nothing, report what would go. Only for key spaces that do not recur (past ticks): a
+   * deleted claim can be claimed again. One list per page, then a read and a delete per old object.
+   */
+  prune(prefix: string, options: { olderThan: number; dryRun?: boolean } & CallOptions): Promise<{ deleted: number; kept: number; keys: string[] }>;
   /** A handle on a JSON document; with a schema, values are the schema's output. */
   doc<T = Json>(key: string, options?: { schema?: StandardSchemaV1<unknown, T> }): Doc<T>;
   /** Layer 0 on the same store. */

@@ -1,6 +1,7 @@
-// inspect: what a key holds, for operators — a lease with its period judged now, any other JSON
-// value (claims and docs are the same bytes on the wire), or bytes. One request, nothing written.
+// What an operator reads and cleans up: inspect (what a key holds — a lease with its period judged
+// now, any other JSON value, or bytes; one request) and prune (old objects under a prefix).
 
+import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, options, string } from "./options.js";
 import { run } from "./binding.js";
 
@@ -26,4 +27,21 @@ export async function inspect(db, key, opts) {
     out.lease = { epoch, holder, deadlineAt: date(deadlineMs), expired, released, expiresIn, state: JSON.parse(state) };
   }
   return out;
+}
+
+const PRUNE_OPTIONS = /** @type {const} */ ({ olderThan: "number", dryRun: "boolean", signal: "signal" });
+
+/**
+ * `db.prune(prefix, {olderThan, dryRun?})`: delete the objects under `prefix` last modified more
+ * than `olderThan` seconds ago, never a held lease; `{deleted, kept, keys}`.
+ * @param {import("./binding.js").Lazy<import("./fencepost.js").Fencepost>} db
+ * @param {string} prefix @param {any} opts
+ */
+export async function prune(db, prefix, opts) {
+  string(prefix, "prefix");
+  const o = options(opts, PRUNE_OPTIONS, "prune options");
+  if (o.olderThan === undefined || o.olderThan === null) throw new InvalidArgument("prune options.olderThan (seconds) is required");
+  const olderThan = o.olderThan;
+  const [deleted, kept, keys] = await run(() => db.get().prune(prefix, olderThan, o.dryRun ?? false, o.signal));
+  return { deleted, kept, keys };
 }

@@ -17,6 +17,7 @@ use crate::lease::{Lease, LeaseOptions, acquire, with_lease};
 use crate::objects::Objects;
 use crate::objects::retry::RetryPolicy;
 use crate::objects::transition::Transition;
+use crate::prune::{self, Pruned};
 use crate::store::ObjectStore;
 use crate::time::{Clock, ClockSource};
 
@@ -233,5 +234,16 @@ impl Fencepost {
     /// `None` when there is no lease document; else what was broken. Two requests.
     pub async fn break_lease(&self, key: &str, state: Option<Value>) -> Result<Option<Broken>> {
         break_lease::break_lease(&self.objects, key, state).await
+    }
+
+    /// Delete the objects under `prefix` last modified more than `older_than` seconds ago —
+    /// never a lease document that is held — and say what was deleted (with `dry_run`: what would
+    /// be, deleting nothing). Each old object is re-read first; the delete is conditional on it
+    /// being unchanged where the store has a conditional DELETE (S3), else it follows the re-read
+    /// at once (R2 binding). Safe only for key spaces that do not recur: a deleted claim can be
+    /// claimed again, and a deleted lease document restarts its epochs. Requests: one list per
+    /// page, then a read and a delete per old object.
+    pub async fn prune(&self, prefix: &str, older_than: f64, dry_run: bool) -> Result<Pruned> {
+        prune::prune(&self.objects, prefix, older_than, dry_run).await
     }
 }

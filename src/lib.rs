@@ -83,7 +83,7 @@
 //               (memory, s3, r2), which never import each other
 //   objects     the layer-0 API (`Objects`), the one retry loop, ambiguous-write resolution
 //   claim, lease, doc      the primitives
-//   inspect     what an operator reads: a key as a lease, JSON or bytes
+//   inspect, prune      what an operator reads and cleans up
 //   client      `Fencepost`: the whole API, each method a short delegation
 //   testing, wasm          the test toolkit and the npm package's JS binding
 
@@ -96,6 +96,7 @@ mod host;
 mod inspect;
 mod lease;
 mod objects;
+mod prune;
 pub mod store;
 pub mod testing;
 mod time;
@@ -116,6 +117,7 @@ pub use lease::{Lease, LeaseOptions};
 pub use objects::retry::RetryPolicy;
 pub use objects::transition::{Transition, transition};
 pub use objects::{Objects, WaitOptions, Written};
+pub use prune::Pruned;
 pub use time::{Clock, ClockSource, Timestamp};
 
 /// The Rust guide's examples (docs/rust.md), compiled and run as doctests.

@@ -255,6 +255,18 @@ impl Objects {
         self.retrying(Abandon::OnCancel, || self.store.delete(key)).await
     }
 
+    /// Delete `key` only while its etag is `etag`: `false` when it changed or is gone. Only on
+    /// stores with a conditional delete ([`ObjectStore::conditional_delete`]).
+    pub async fn delete_if_match(&self, key: &str, etag: &str) -> Result<bool> {
+        self.check_key(key)?;
+        self.retrying(Abandon::OnCancel, || self.store.delete_if_match(key, etag)).await
+    }
+
+    /// Whether the store honours [`Objects::delete_if_match`].
+    pub fn conditional_delete(&self) -> bool {
+        self.store.conditional_delete()
+    }
+
     /// Every key under `prefix`, ascending.
     pub async fn list(&self, prefix: &str) -> Result<Vec<String>> {
         validate_prefix(prefix)?;

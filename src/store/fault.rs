@@ -299,6 +299,14 @@ impl ObjectStore for FaultStore {
         self.run(Op::Delete, key, self.inner.delete(key)).await
     }
 
+    async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
+        self.run(Op::Delete, key, self.inner.delete_if_match(key, etag)).await
+    }
+
+    fn conditional_delete(&self) -> bool {
+        self.inner.conditional_delete()
+    }
+
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
         self.run(Op::List, prefix, self.inner.list_page(prefix, start_after, cursor)).await
     }

@@ -69,6 +69,20 @@ impl ObjectStore for MemoryStore {
         Ok(())
     }
 
+    async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
+        crate::base::future::yield_now().await;
+        let mut objects = self.objects.borrow_mut();
+        let matches = objects.get(key).is_some_and(|o| o.etag == etag);
+        if matches {
+            objects.remove(key);
+        }
+        Ok(matches)
+    }
+
+    fn conditional_delete(&self) -> bool {
+        true
+    }
+
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
         crate::base::future::yield_now().await;
         let objects = self.objects.borrow();

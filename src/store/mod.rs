@@ -212,6 +212,17 @@ pub trait ObjectStore {
     ) -> StoreResult<PutOutcome>;
     /// Deleting a missing key is not an error.
     async fn delete(&self, key: &str) -> StoreResult<()>;
+    /// Delete `key` only while its etag is `etag` (`If-Match` on DELETE): `false` when it is not
+    /// (changed, or gone). Stores without a conditional delete answer `Unsupported` (see
+    /// [`ObjectStore::conditional_delete`]), and callers re-read right before a plain delete.
+    async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
+        let _ = (key, etag);
+        Err(StoreError::new(FailureKind::Fatal, Some("Unsupported"), None, "this store has no conditional delete"))
+    }
+    /// Whether [`ObjectStore::delete_if_match`] is honoured (S3 and memory; not the R2 binding).
+    fn conditional_delete(&self) -> bool {
+        false
+    }
     /// One page of the objects under `prefix`: the first (after the key `start_after`, if given)
     /// when `cursor` is `None`, else the one after the page whose [`ListPage::next`] it is. The
     /// loop over pages is written once ([`dyn ObjectStore::list`], `Objects::entries_page`).

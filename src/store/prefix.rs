@@ -61,6 +61,14 @@ impl ObjectStore for PrefixStore {
         self.inner.delete(&self.full(key)).await
     }
 
+    async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
+        self.inner.delete_if_match(&self.full(key), etag).await
+    }
+
+    fn conditional_delete(&self) -> bool {
+        self.inner.conditional_delete()
+    }
+
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
         let after = start_after.map(|k| self.full(k));
         let page = self.inner.list_page(&self.full(prefix), after.as_deref(), cursor).await?;

@@ -329,6 +329,19 @@ impl JsFencepost {
         })
     }
 
+    /// Delete what is older than `older_than` seconds under `prefix` (never a held lease):
+    /// `[deleted, kept, keys]`.
+    pub fn prune(&self, prefix: String, older_than: f64, dry_run: bool, signal: Option<AbortSignal>) -> JsValue {
+        promise(signal, |c| {
+            let db = self.inner.under(&c);
+            async move {
+                let pruned = db.prune(&prefix, older_than, dry_run).await?;
+                let keys: Array = pruned.keys.into_iter().map(JsValue::from).collect();
+                Ok(array([(pruned.deleted as f64).into(), (pruned.kept as f64).into(), keys.into()]))
+            }
+        })
+    }
+
     /// Break a lease (fencing-safe), or null without a lease document: `[epoch, previousEpoch,
     /// previousHolder, previousDeadlineMs | undefined, wasExpired, wasReleased]`.
     #[wasm_bindgen(js_name = breakLease)]

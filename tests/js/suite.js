@@ -372,6 +372,28 @@ export function cases(env) {
     eq(await w.db.breakLease("nothing"), null, "no lease document");
   });
 
+  test("operate: prune deletes old objects under a prefix, never a held lease nor recent keys; dryRun deletes nothing", async () => {
+    const store = env.makeStore();
+    const db = realDb(store);
+    for (let i = 0; i < 5; i++) await db.claim(`ticks/old-${i}`, { i });
+    const held = await db.lease("ticks/held-job", { ttl: 120 });
+    const done = await db.lease("ticks/done-job", { ttl: 120 });
+    await done.release();
+    await new Promise((resolve) => setTimeout(resolve, 2300)); // S3 dates objects in whole seconds
+    await db.claim("ticks/recent", { i: 9 });
+    await db.claim("other/old", 1);
+    const dry = await db.prune("ticks/", { olderThan: 1.5, dryRun: true });
+    const old = ["ticks/done-job", ...Array.from({ length: 5 }, (_, i) => `ticks/old-${i}`)];
+    eq([dry.deleted, dry.kept, dry.keys], [6, 2, old], "what would go");
+    eq((await db.objects.list("ticks/")).length, 8, "a dry run deletes nothing");
+    const pruned = await db.prune("ticks/", { olderThan: 1.5 });
+    eq([pruned.deleted, pruned.kept, pruned.keys], [6, 2, old], "deleted");
+    eq(await db.objects.list("ticks/"), ["ticks/held-job", "ticks/recent"], "the held lease and the recent claim stay");
+    assert(await db.objects.get("other/old"), "outside the prefix: untouched");
+    await held.renew(); // the held lease is intact
+    await rejects(db.prune("ticks/", {}), lib.InvalidArgument, "olderThan is required");
+  });
+
   test("operate: LeaseLost.reason says why — released, stolen, deleted", async () => {
     const w = world(env);
     const a = await w.db.lease("a", { ttl: 30 });

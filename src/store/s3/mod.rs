@@ -599,6 +599,16 @@ impl ObjectStore for S3Store {
         self.exchange(request, &what, |r| response::read_delete(r, &what)).await
     }
 
+    async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
+        let what = Operation("DELETE", key);
+        let request = self.config.delete_object_if_match_request(key, etag, self.signing_time()?);
+        self.exchange(request, &what, |r| response::read_conditional_delete(r, &what)).await
+    }
+
+    fn conditional_delete(&self) -> bool {
+        true
+    }
+
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
         let what = Operation("LIST", prefix);
         let request = self.config.list_objects_v2_request(prefix, start_after, cursor, self.signing_time()?);

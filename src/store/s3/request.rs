@@ -56,6 +56,12 @@ impl S3Config {
         self.signed_request("DELETE", Some(key), &[], Vec::new(), Vec::new(), at)
     }
 
+    /// DeleteObject for `key` only while its etag is `etag` (`If-Match`, which S3 honours on DELETE).
+    pub(crate) fn delete_object_if_match_request(&self, key: &str, etag: &str, at: Timestamp) -> HttpRequest {
+        let headers = vec![header("if-match", &format!("\"{}\"", normalize_etag(etag)))];
+        self.signed_request("DELETE", Some(key), &[], headers, Vec::new(), at)
+    }
+
     /// One page of ListObjectsV2 under `bucket_prefix`: after the page `continuation_token` ended,
     /// else the first one (after the key `start_after`, when given).
     pub(crate) fn list_objects_v2_request(

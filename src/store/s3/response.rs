@@ -67,6 +67,17 @@ pub fn read_delete(response: HttpResponse, what: &dyn std::fmt::Display) -> Stor
     }
 }
 
+/// A conditional DeleteObject: `false` when the precondition failed (412, or 404 NoSuchKey for a
+/// key that is gone).
+pub fn read_conditional_delete(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<bool> {
+    match response.status {
+        200..=299 => Ok(true),
+        412 => Ok(false),
+        404 if !is_missing_bucket(&response) => Ok(false),
+        _ => Err(classify_failure(&response, what)),
+    }
+}
+
 /// One ListObjectsV2 page.
 pub fn read_list(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<ListBucketResult> {
     match response.status {

@@ -1,0 +1,77 @@
+//! prune: delete what has piled up under a prefix (past cron ticks' claims, finished jobs) once it
+//! is older than a given age — never a lease that is held. Where the store has a conditional
+//! DELETE, each object is deleted only if unchanged since it was judged; where it has not (the R2
+//! binding), it is re-read right before the delete.
+
+use crate::base::error::{Error, Result};
+use crate::codec::json;
+use crate::lease::LeaseDoc;
+use crate::objects::Objects;
+use crate::time::Timestamp;
+
+/// What [`crate::Fencepost::prune`] did (or, dry, would do).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Objects deleted (dry: that would be).
+    pub deleted: u64,
+    /// Objects under the prefix kept: recent, of unknown age, held leases, changed meanwhile.
+    pub kept: u64,
+    /// The keys deleted (dry: that would be), in key order.
+    pub keys: Vec<String>,
+}
+
+/// Delete the objects under `prefix` last modified more than `older_than` seconds ago, except
+/// held lease documents. Requests: one list per page, then per old object a read and a delete.
+pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_run: bool) -> Result<Pruned> {
+    if !older_than.is_finite() || older_than < 0.0 {
+        return Err(Error::invalid("prune options.olderThan must be a finite number of seconds >= 0"));
+    }
+    let cutoff = objects.now()?.plus_secs(-older_than);
+    let conditional = objects.conditional_delete();
+    let mut out = Pruned::default();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = objects.entries_page(prefix, None, cursor.as_deref()).await?;
+        for entry in page.entries {
+            // Unknown age counts as recent: nothing is deleted on a guess.
+            if entry.last_modified.is_none_or(|at| at >= cutoff) {
+                out.kept += 1;
+                continue;
+            }
+            if !prune_one(objects, &entry.key, cutoff, dry_run, conditional).await? {
+                out.kept += 1;
+                continue;
+            }
+            out.deleted += 1;
+            out.keys.push(entry.key);
+        }
+        match page.next {
+            Some(next) => cursor = Some(next),
+            None => return Ok(out),
+        }
+    }
+}
+
+/// Judge one old object on a fresh read and delete it: `false` when it is kept (gone, changed
+/// since the listing, or a held lease).
+async fn prune_one(objects: &Objects, key: &str, cutoff: Timestamp, dry_run: bool, conditional: bool) -> Result<bool> {
+    let Some(obj) = objects.read(key).await? else { return Ok(false) };
+    if obj.last_modified.is_some_and(|at| at >= cutoff) || is_held_lease(key, &obj.body, objects.now()?) {
+        return Ok(false);
+    }
+    if dry_run {
+        return Ok(true);
+    }
+    if conditional {
+        objects.delete_if_match(key, &obj.etag).await
+    } else {
+        // No conditional delete: the read just made is the re-check right before the delete.
+        objects.delete(key).await.map(|()| true)
+    }
+}
+
+/// A lease document someone holds now (a holder, and a deadline still ahead).
+fn is_held_lease(key: &str, body: &[u8], now: Timestamp) -> bool {
+    let looks_like = json::parse(body).is_ok_and(|v| v.get("epoch").is_some() && v.get("holder").is_some());
+    looks_like && LeaseDoc::parse(key, body).is_ok_and(|doc| !doc.is_expired(now))
+}
