@@ -103,6 +103,23 @@ export declare function r2Store(bucket: R2BucketLike, options?: { prefix?: strin
 /** Wrap a store to count requests per operation (each one is a Workers subrequest). */
 export declare function countingStore(store: Store | R2BucketLike): Store;
 
+/** One check of `checkStore`. */
+export interface StoreCheckResult {
+  name: string;
+  ok: boolean;
+  /** A required check failing makes the store unfit for fencepost; the others inform. */
+  required: boolean;
+  detail: string;
+}
+
+/**
+ * Does `store` honour what fencepost relies on? Required: create-only refused on an existing key,
+ * `If-Match` refused with a stale etag and on a missing key, one winner of a 16-way create race,
+ * write tokens round-trip, a written key is listed. Informational: conditional DELETE, the store
+ * clock's offset. Writes only under `__fencepost_check/<random>/` and deletes what it wrote.
+ */
+export declare function checkStore(store: Store | R2BucketLike, options?: CallOptions): Promise<{ ok: boolean; checks: StoreCheckResult[] }>;
+
 // ------------------------------------------------------------------------------------ Fencepost
 
 export interface FencepostOptions {

@@ -6,7 +6,7 @@
 //   stores.js, objects.js, claim.js, doc.js, lease.js · db.js · index.js, testing.js · the entries
 //   (node.js, deno.js, workerd.js, browser.js, testing/*.js)
 export { Fencepost, objects } from "./db.js";
-export { Store, memoryStore, s3Store, r2Store, countingStore } from "./stores.js";
+export { Store, memoryStore, s3Store, r2Store, countingStore, checkStore } from "./stores.js";
 export { Lease } from "./lease.js";
 export { Doc } from "./doc.js";
 export { Objects } from "./objects.js";

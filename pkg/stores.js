@@ -3,8 +3,8 @@
 // whether a value is an R2 binding, prefixes — once, for Rust users too.
 
 import { InvalidArgument, pinNames } from "./errors.js";
-import { options } from "./options.js";
-import { CORE, Lazy, core, isReady } from "./binding.js";
+import { SIGNAL_ONLY, options } from "./options.js";
+import { CORE, Lazy, core, isReady, run } from "./binding.js";
 
 /** @typedef {import("./fencepost.js").Store} CoreStore */
 /** @typedef {"memory" | "s3" | "r2" | "counting" | "fault"} Kind */
@@ -91,4 +91,20 @@ export function countingStore(/** @type {any} */ store) {
 /** A `Store`, or an R2 binding used directly (the core says so when it is not one). */
 export function toStore(/** @type {unknown} */ store) {
   return store instanceof Store ? store : r2Store(store);
+}
+
+/**
+ * `checkStore(store)`: does the store honour what fencepost relies on? Writes only under a fresh
+ * `__fencepost_check/<random>/` prefix and deletes what it wrote. `{ok, checks: [{name, ok,
+ * required, detail}]}`; `ok` is false when a required check failed.
+ * @param {any} store @param {any} [opts]
+ * @returns {Promise<{ok: boolean, checks: {name: string, ok: boolean, required: boolean, detail: string}[]}>}
+ */
+export async function checkStore(store, opts) {
+  const s = toStore(store);
+  const { signal } = options(opts, SIGNAL_ONLY, "checkStore options");
+  const [ok, checks] = await run(() => core.checkStore(s[CORE](), signal));
+  /** @type {(row: [string, boolean, boolean, string]) => {name: string, ok: boolean, required: boolean, detail: string}} */
+  const named = ([name, passed, required, detail]) => ({ name, ok: passed, required, detail });
+  return { ok, checks: checks.map(named) };
 }

@@ -133,7 +133,7 @@ if want node; then
   report=$LOGS/node.junit.xml
   stage node count_plain junit "$report" node --test --test-reporter=tap --test-reporter-destination=stdout \
     --test-reporter=junit --test-reporter-destination="$report" \
-    tests/js/node.test.mjs tests/js/error-codes.test.mjs tests/js/lifecycle.test.mjs
+    tests/js/node.test.mjs tests/js/error-codes.test.mjs tests/js/lifecycle.test.mjs tests/js/check-store.test.mjs
 fi
 if want examples; then
   stage examples count_plain node tests/js/examples.mjs

@@ -83,11 +83,12 @@
 //               (memory, s3, r2), which never import each other
 //   objects     the layer-0 API (`Objects`), the one retry loop, ambiguous-write resolution
 //   claim, lease, doc      the primitives
-//   inspect, prune      what an operator reads and cleans up
+//   inspect, prune, check      what an operator reads, cleans up and checks
 //   client      `Fencepost`: the whole API, each method a short delegation
 //   testing, wasm          the test toolkit and the npm package's JS binding
 
 mod base;
+mod check;
 mod claim;
 mod client;
 mod codec;
@@ -107,6 +108,7 @@ mod wasm;
 pub use base::cancel::{Cancel, Cancelled};
 pub use base::error::{Error, LostReason, Result, StorageFailure};
 pub use base::future::LocalBoxFuture;
+pub use check::{Check, StoreCheck, check_store};
 pub use claim::Claim;
 pub use client::{Fencepost, Options};
 pub use doc::{Doc, DocValue};

@@ -18,6 +18,9 @@
 //   status429     429 SlowDown (R2's throttling answer), not forwarded
 //   reset         connection reset (TCP RST), not forwarded
 //   slow          a delay before forwarding or before answering (below the per-attempt timeout)
+//   dropConditions  forward without If-Match / If-None-Match: a store that ignores conditional
+//                 writes (what the store check must catch; SigV4 signs those headers, so use a
+//                 server that does not check signatures, such as moto)
 //   hung          never answered, so the client's per-attempt timeout must cut it:
 //                 hung:dropped (never forwarded), hung:landed (forwarded at once, answer withheld),
 //                 hung:late (forwarded after `lateMs`, by default 0.3 s after the client's
@@ -54,6 +57,9 @@ function s3Error(code, status) {
 const FAULTS = {
   async pass(x) {
     x.answer(await x.forward());
+  },
+  async dropConditions(x) {
+    x.answer(await x.forward(["if-match", "if-none-match"]));
   },
   async lostResponse(x) {
     await x.forward();
@@ -157,10 +163,10 @@ export async function startFaultProxy({ upstream, seed = 0, rates = {}, rules = 
     return { fault: rng.weighted(weights) };
   }
 
-  function forward(req, body) {
+  function forward(req, body, drop = []) {
     return new Promise((resolve, reject) => {
       const headers = {};
-      for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k)) headers[k] = v;
+      for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && !drop.includes(k)) headers[k] = v;
       const u = http.request(
         { host: up.hostname, port: up.port, method: req.method, path: req.url, headers, agent },
         (r) => {
@@ -207,7 +213,7 @@ export async function startFaultProxy({ upstream, seed = 0, rates = {}, rules = 
       ...params,
       req, res, body, rng, timeout, variant,
       write: req.method === "PUT" || req.method === "DELETE" || req.method === "POST",
-      forward: () => forward(req, body),
+      forward: (/** @type {string[] | undefined} */ drop) => forward(req, body, drop),
       answer: (got) => answer(res, got),
       fail: (status, code) => {
         const text = req.method === "HEAD" ? Buffer.alloc(0) : Buffer.from(s3Error(code, status));

@@ -36,6 +36,29 @@ pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Outp
     .await
 }
 
+/// Run `futures` together on this task; their outputs in order once all have finished. (A dozen
+/// lines rather than a dependency, as for `race`.)
+pub async fn join_all<'a, T>(futures: Vec<LocalBoxFuture<'a, T>>) -> Vec<T> {
+    let mut pending: Vec<Option<LocalBoxFuture<'a, T>>> = futures.into_iter().map(Some).collect();
+    let mut done: Vec<Option<T>> = pending.iter().map(|_| None).collect();
+    std::future::poll_fn(move |cx| {
+        for (slot, out) in pending.iter_mut().zip(done.iter_mut()) {
+            if let Some(f) = slot {
+                if let Poll::Ready(v) = f.as_mut().poll(cx) {
+                    *out = Some(v);
+                    *slot = None;
+                }
+            }
+        }
+        if pending.iter().all(Option::is_none) {
+            Poll::Ready(done.iter_mut().filter_map(Option::take).collect())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await
+}
+
 /// A future that is pending once, letting other tasks on a single-threaded executor run.
 pub(crate) fn yield_now() -> impl std::future::Future<Output = ()> {
     let mut yielded = false;

@@ -242,7 +242,7 @@ pub trait ObjectStore {
     }
 }
 
-impl dyn ObjectStore {
+impl<'a> dyn ObjectStore + 'a {
     /// Every key under `prefix`, ascending, following the pages: the one page loop, for every
     /// store (an inherent method of `dyn ObjectStore`, so it is compiled once, not per store). A page that would start the listing over (a repeated
     /// cursor) is a broken server, reported rather than followed forever.

@@ -177,6 +177,25 @@ fn lease_or_null(lease: Option<crate::lease::Lease>) -> JsValue {
 
 // ------------------------------------------------------------------------------------ Fencepost
 
+/// Check a store (see `check_store`): `[ok, [[name, ok, required, detail], …]]`.
+#[wasm_bindgen(js_name = checkStore)]
+pub fn check_store(store: &Store, signal: Option<AbortSignal>) -> JsValue {
+    let inner = store.inner();
+    promise(signal, |c| async move {
+        let run = crate::check::check_store(inner);
+        let report = match c {
+            Some(cancel) => cancel.run(run).await??,
+            None => run.await?,
+        };
+        let checks: Array = report
+            .checks
+            .into_iter()
+            .map(|c| array([c.name.into(), c.ok.into(), c.required.into(), c.detail.into()]))
+            .collect();
+        Ok(array([report.ok.into(), checks.into()]))
+    })
+}
+
 #[wasm_bindgen(js_name = Fencepost)]
 pub struct JsFencepost {
     inner: Fencepost,

@@ -394,6 +394,24 @@ export function cases(env) {
     await rejects(db.prune("ticks/", {}), lib.InvalidArgument, "olderThan is required");
   });
 
+  test("operate: checkStore passes on this store, names every check, and leaves nothing behind", async () => {
+    const store = env.makeStore();
+    const report = await lib.checkStore(store);
+    const failed = report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
+    assert(report.ok, `every required check passes: ${failed.join("; ")}`);
+    eq(report.checks.filter((c) => c.required).map((c) => c.name), [
+      "create-only refused on an existing key",
+      "If-Match refused with a stale etag",
+      "If-Match refused on a missing key",
+      "a 16-way create race has exactly one winner",
+      "write tokens round-trip",
+      "a written key is listed",
+    ], "the required checks");
+    eq(report.checks.filter((c) => !c.required).map((c) => c.name), ["conditional DELETE (If-Match)", "store clock offset"], "informational");
+    const left = await new lib.Fencepost(store).objects.list("__fencepost_check/");
+    eq(left, [], "what it wrote is deleted");
+  });
+
   test("operate: LeaseLost.reason says why — released, stolen, deleted", async () => {
     const w = world(env);
     const a = await w.db.lease("a", { ttl: 30 });

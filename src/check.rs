@@ -1,0 +1,230 @@
+//! checkStore: does a store honour what fencepost relies on? Everything is written under a fresh
+//! `__fencepost_check/<random>/` prefix and deleted afterwards. The store is asked directly (one
+//! attempt per request, no read-back resolution): the point is to see its own answers. garage and
+//! s3rver ignore conditional headers, MinIO does when it loses read quorum; a store that fails a
+//! required check here would let two claimers both win.
+
+use std::rc::Rc;
+
+use crate::base::error::{Error, Result};
+use crate::base::future::{LocalBoxFuture, join_all};
+use crate::base::number::number_text;
+use crate::codec::token::random_token;
+use crate::host::clock::SystemClock;
+use crate::store::{ObjectStore, Precondition, PutOutcome, StoreError, WriteMeta};
+use crate::time::Clock;
+
+/// The prefix every check writes under (then a random part): never a key of an application.
+pub const CHECK_PREFIX: &str = "__fencepost_check/";
+
+/// Racers in the create race.
+const RACERS: usize = 16;
+
+/// One check and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub name: &'static str,
+    pub ok: bool,
+    /// A required check failing makes the store unfit for fencepost; the others inform.
+    pub required: bool,
+    pub detail: String,
+}
+
+/// What [`check_store`] found: `ok` when every required check passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreCheck {
+    pub ok: bool,
+    pub checks: Vec<Check>,
+}
+
+/// Check `store`: create-only refused on an existing key; `If-Match` refused with a stale etag and
+/// on a missing key; one winner of a 16-way create race; write tokens round-trip; a written key
+/// is listed (required); conditional DELETE and the store clock's offset (informational). A store
+/// that cannot be reached or refuses the credentials is an `Err` (a `StorageError`), not a report.
+pub async fn check_store(store: Rc<dyn ObjectStore>) -> Result<StoreCheck> {
+    let space = format!("{CHECK_PREFIX}{}/", random_token()?);
+    let outcome = run_checks(&*store, &space).await;
+    // Clean up whatever was written, whatever happened (best effort: a failure here is reported
+    // only when the checks themselves went through).
+    let cleaned = clean_up(&*store, &space).await;
+    let checks = outcome?;
+    cleaned?;
+    let ok = checks.iter().all(|c| c.ok || !c.required);
+    Ok(StoreCheck { ok, checks })
+}
+
+async fn run_checks(store: &dyn ObjectStore, space: &str) -> Result<Vec<Check>> {
+    let key = |name: &str| format!("{space}{name}");
+    let mut checks = Vec::new();
+    let mut check = |name: &'static str, required: bool, ok: bool, detail: String| {
+        checks.push(Check { name, ok, required, detail });
+    };
+
+    // Create-only.
+    let first = put(store, &key("create"), b"first", &Precondition::IfAbsent).await?;
+    let second = put(store, &key("create"), b"second", &Precondition::IfAbsent).await?;
+    let refused = matches!(first, PutOutcome::Written { .. }) && second == PutOutcome::PreconditionFailed;
+    check("create-only refused on an existing key", true, refused, describe(&second, "If-None-Match: *"));
+
+    // If-Match with a stale etag, and on a missing key.
+    let PutOutcome::Written { etag: v1 } = put(store, &key("cas"), b"v1", &Precondition::None).await? else {
+        return Err(Error::invalid("a plain PUT was refused as if it were conditional"));
+    };
+    let v2 = put(store, &key("cas"), b"v2", &Precondition::IfMatch(v1.clone())).await?;
+    let stale = put(store, &key("cas"), b"v3", &Precondition::IfMatch(v1.clone())).await?;
+    let ok = matches!(v2, PutOutcome::Written { .. }) && stale == PutOutcome::PreconditionFailed;
+    check("If-Match refused with a stale etag", true, ok, describe(&stale, "If-Match on a replaced version"));
+    let missing = put(store, &key("missing"), b"x", &Precondition::IfMatch(v1)).await?;
+    let ok = missing == PutOutcome::PreconditionFailed;
+    check("If-Match refused on a missing key", true, ok, describe(&missing, "If-Match on a missing key"));
+
+    // One winner of a create race.
+    let racers: Vec<LocalBoxFuture<'_, _>> = (0..RACERS)
+        .map(|i| {
+            let body = format!("racer {i}").into_bytes();
+            let race_key = key("race");
+            Box::pin(async move { put(store, &race_key, &body, &Precondition::IfAbsent).await })
+                as LocalBoxFuture<'_, Result<PutOutcome>>
+        })
+        .collect();
+    let mut winners = 0;
+    for outcome in join_all(racers).await {
+        winners += usize::from(matches!(outcome?, PutOutcome::Written { .. }));
+    }
+    check(
+        "a 16-way create race has exactly one winner",
+        true,
+        winners == 1,
+        format!("{winners} of {RACERS} concurrent create-only PUTs succeeded"),
+    );
+
+    // Write tokens (fencepost's provenance metadata) come back as written.
+    let token = random_token()?;
+    let meta = WriteMeta { token: Some(token.clone()), history: vec![random_token()?], origin: Some(token.clone()) };
+    store.put(&key("token"), b"t", &Precondition::None, &meta).await.map_err(storage)?;
+    let read = store.get(&key("token")).await.map_err(storage)?;
+    let back = read.map(|o| o.meta);
+    let ok = back.as_ref() == Some(&meta);
+    let detail = if ok {
+        "token, history and origin read back as written".to_owned()
+    } else {
+        "the write token did not come back (S3: x-amz-meta-* headers; in a browser, CORS must expose them)".to_owned()
+    };
+    check("write tokens round-trip", true, ok, detail);
+
+    // Listing.
+    let listed = store.list_page(space, None, None).await.map_err(storage)?;
+    let ok = listed.entries.iter().any(|e| e.key == key("token"));
+    let detail = format!("{} objects listed under the check's prefix", listed.entries.len());
+    check("a written key is listed", true, ok, detail);
+
+    // Conditional DELETE (informational: prune re-reads where it is missing).
+    let (ok, detail) = conditional_delete(store, &key("cas")).await?;
+    check("conditional DELETE (If-Match)", false, ok, detail);
+
+    // The store's clock.
+    let (ok, detail) = match (store.server_time(), SystemClock.now()) {
+        (Some(server), Ok(local)) => {
+            let offset = (local.secs_until(server) * 10.0).round() / 10.0;
+            let sign = if offset >= 0.0 { "+" } else { "" };
+            (offset.abs() < 60.0, format!("the store's clock is {sign}{} s from this one", number_text(offset)))
+        }
+        _ => (true, "the store reports no clock (the local clock serves)".to_owned()),
+    };
+    check("store clock offset", false, ok, detail);
+    Ok(checks)
+}
+
+/// A conditional DELETE on a stale etag must leave the object; on the current one, delete it.
+async fn conditional_delete(store: &dyn ObjectStore, key: &str) -> Result<(bool, String)> {
+    if !store.conditional_delete() {
+        return Ok((false, "not supported by this store (prune re-reads right before deleting)".to_owned()));
+    }
+    let Some(current) = store.get(key).await.map_err(storage)? else {
+        return Ok((false, "the object to test with is gone".to_owned()));
+    };
+    let stale = "0123456789abcdef0123456789abcdef";
+    let deleted_stale = store.delete_if_match(key, stale).await.map_err(storage)?;
+    let still_there = store.get(key).await.map_err(storage)?.is_some();
+    if deleted_stale || !still_there {
+        return Ok((false, "ignored: a DELETE with a stale If-Match deleted the object".to_owned()));
+    }
+    let deleted = store.delete_if_match(key, &current.etag).await.map_err(storage)?;
+    Ok((deleted, if deleted { "honoured".to_owned() } else { "refused on the current etag".to_owned() }))
+}
+
+async fn put(store: &dyn ObjectStore, key: &str, body: &[u8], precondition: &Precondition) -> Result<PutOutcome> {
+    let meta = WriteMeta::creating(random_token()?);
+    store.put(key, body, precondition, &meta).await.map_err(storage)
+}
+
+fn describe(outcome: &PutOutcome, what: &str) -> String {
+    match outcome {
+        PutOutcome::PreconditionFailed => format!("{what}: refused"),
+        PutOutcome::Written { .. } => format!("{what}: the store wrote it anyway"),
+    }
+}
+
+fn storage(e: StoreError) -> Error {
+    Error::Storage(e.into_failure())
+}
+
+/// Delete everything under the check's prefix.
+async fn clean_up(store: &dyn ObjectStore, space: &str) -> Result<()> {
+    for key in store.list(space).await.map_err(storage)? {
+        store.delete(&key).await.map_err(storage)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{ListPage, MemoryStore, StoreResult, StoredObject};
+    use async_trait::async_trait;
+    use futures::executor::block_on;
+
+    /// A store that ignores conditional writes, as garage and s3rver do.
+    struct Unconditional(MemoryStore);
+
+    #[async_trait(?Send)]
+    impl ObjectStore for Unconditional {
+        async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
+            self.0.get(key).await
+        }
+        async fn put(&self, key: &str, body: &[u8], _: &Precondition, meta: &WriteMeta) -> StoreResult<PutOutcome> {
+            self.0.put(key, body, &Precondition::None, meta).await
+        }
+        async fn delete(&self, key: &str) -> StoreResult<()> {
+            self.0.delete(key).await
+        }
+        async fn list_page(&self, prefix: &str, after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
+            self.0.list_page(prefix, after, cursor).await
+        }
+    }
+
+    #[test]
+    fn the_memory_store_passes_and_nothing_is_left_behind() {
+        let store = Rc::new(MemoryStore::new());
+        let report = block_on(check_store(store.clone())).unwrap();
+        assert!(report.ok, "{report:?}");
+        assert_eq!(report.checks.iter().filter(|c| c.required).count(), 6);
+        assert!(block_on((store as Rc<dyn ObjectStore>).list("")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_store_that_ignores_conditions_fails_naming_the_checks() {
+        let report = block_on(check_store(Rc::new(Unconditional(MemoryStore::new())))).unwrap();
+        assert!(!report.ok);
+        let failed: Vec<_> = report.checks.iter().filter(|c| c.required && !c.ok).map(|c| c.name).collect();
+        assert_eq!(
+            failed,
+            [
+                "create-only refused on an existing key",
+                "If-Match refused with a stale etag",
+                "If-Match refused on a missing key",
+                "a 16-way create race has exactly one winner"
+            ]
+        );
+    }
+}
