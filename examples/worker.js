@@ -23,6 +23,7 @@
 // HTTP endpoints (fetch handler), all JSON:
 //   GET  /ticks              the ticks that ran, with the invocation that won each one
 //   GET  /jobs/<id>          a job's lease: epoch, whether it is held, its state
+//   GET  /leases             what is held: every job's lease as an operator sees it (inspect)
 //   POST /jobs/<id>/cancel   ask the job to stop (it stops before its next step)
 //
 // Every line this Worker logs is one JSON object (Workers Logs and `wrangler tail` index them by
@@ -261,6 +262,9 @@ async function handleRequest(request, env, deps) {
     if (request.method === "GET" && url.pathname === "/ticks") {
       return json(200, { ticks: await listTicks(db) });
     }
+    if (request.method === "GET" && url.pathname === "/leases") {
+      return json(200, { leases: await listLeases(db), requests: requests() });
+    }
     let m = url.pathname.match(/^\/jobs\/([A-Za-z0-9_-]+)$/);
     if (m && request.method === "GET") {
       const job = await readJob(db, m[1], deps.now());
@@ -285,13 +289,32 @@ async function handleRequest(request, env, deps) {
       }
     }
     if (request.method === "GET" && url.pathname === "/") {
-      return json(200, { endpoints: ["GET /ticks", "GET /jobs/<id>", "POST /jobs/<id>/cancel"] });
+      return json(200, { endpoints: ["GET /ticks", "GET /jobs/<id>", "GET /leases", "POST /jobs/<id>/cancel"] });
     }
     return json(404, { error: "not found" });
   } catch (err) {
     if (err instanceof InvalidArgument) return json(400, { error: err.message });
     return json(500, { error: String(err), code: err?.code });
   }
+}
+
+/**
+ * What is held: every lease under `jobs/`, page by page (`objects.entries`), each read once
+ * (`inspect`). A holder is a credential (whoever knows it can attach), so only its first
+ * characters are shown.
+ */
+async function listLeases(db) {
+  const leases = [];
+  for await (const { key } of db.objects.entries("jobs/")) {
+    const seen = await db.inspect(key);
+    if (seen?.kind !== "lease") continue;
+    const { epoch, holder, expired, released, expiresIn, deadlineAt, state } = seen.lease;
+    leases.push({
+      key, epoch, held: !expired, released, holder: holder && `${holder.slice(0, 6)}…`,
+      expiresIn: Math.round(expiresIn * 10) / 10, deadlineAt, status: state?.status ?? null,
+    });
+  }
+  return leases;
 }
 
 /** Every claimed tick, oldest first, with the invocation that won it. */

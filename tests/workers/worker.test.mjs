@@ -6,6 +6,7 @@ import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker, { createWorker } from "../../examples/worker.js";
 import { faultStore, manualClock } from "fencepost/testing";
+import { Fencepost } from "fencepost";
 import { CRON, call, captureEvents, fireTick, stallingStep } from "./helpers.mjs";
 
 const JOB_TTL = Number(env.JOB_TTL); // 30 s (wrangler.toml)
@@ -132,5 +133,24 @@ describe("the job's lease", () => {
     await fireTick(w, env, "2026-06-04T09:05:00.000Z");
     const later = events.find((e) => e.event === "tick.won" && e.tick === "2026-06-04T09:05:00.000Z");
     expect(later.job.outcome).toBe("refused");
+  });
+});
+
+describe("operations: GET /leases", () => {
+  it("shows what is held — epoch, held, seconds left, status — with the holder only as a fingerprint", async () => {
+    const db = new Fencepost(env.BUCKET);
+    const lease = await db.lease("jobs/report-7", { ttl: 30, stateFn: () => ({ status: "running", step: 2 }) });
+    const released = await db.lease("jobs/report-6", { ttl: 30, stateFn: () => ({ status: "done" }) });
+    await released.release();
+    const res = await exports.default.fetch("http://worker.test/leases");
+    expect(res.status).toBe(200);
+    const { leases } = await res.json();
+    const held = leases.find((l) => l.key === "jobs/report-7");
+    expect(held).toMatchObject({ epoch: 1, held: true, released: false, status: "running" });
+    expect(held.expiresIn).toBeGreaterThan(25);
+    expect(held.holder).not.toBe(lease.holder);
+    expect(lease.holder.startsWith(held.holder.slice(0, -1))).toBe(true);
+    expect(JSON.stringify(leases)).not.toContain(lease.holder);
+    expect(leases.find((l) => l.key === "jobs/report-6")).toMatchObject({ held: false, released: true, status: "done", holder: null });
   });
 });
