@@ -56,13 +56,13 @@ pub struct LeaseView {
 pub(crate) async fn inspect(objects: &Objects, key: &str) -> Result<Option<Inspection>> {
     objects.check_key(key)?;
     let Some(obj) = objects.read(key).await? else { return Ok(None) };
+    // One parse: the value, then (when it has a lease document's shape) the document from it.
     let kind = match json::parse(&obj.body) {
         Err(_) => Held::Bytes(obj.body.clone()),
-        Ok(value) if looks_like_lease(&value) => match LeaseDoc::parse(key, &obj.body) {
+        Ok(value) => match LeaseDoc::from_value(key, value.clone()) {
             Ok(doc) => Held::Lease(lease_view(doc, value, objects.now()?)),
             Err(_) => Held::Json(value),
         },
-        Ok(value) => Held::Json(value),
     };
     Ok(Some(Inspection {
         key: key.to_owned(),
@@ -71,12 +71,6 @@ pub(crate) async fn inspect(objects: &Objects, key: &str) -> Result<Option<Inspe
         last_modified: obj.last_modified,
         kind,
     }))
-}
-
-/// The fields every lease document has (a doc of the same shape is reported as a lease too: on
-/// the wire they are the same).
-fn looks_like_lease(value: &Value) -> bool {
-    value.as_object().is_some_and(|m| ["epoch", "holder", "deadline_at", "state"].iter().all(|k| m.contains_key(*k)))
 }
 
 /// A lease document judged at `now`.

@@ -4,7 +4,6 @@
 //! binding), it is re-read right before the delete.
 
 use crate::base::error::{Error, Result};
-use crate::codec::json;
 use crate::lease::LeaseDoc;
 use crate::objects::Objects;
 use crate::time::Timestamp;
@@ -26,7 +25,8 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
     if !older_than.is_finite() || older_than < 0.0 {
         return Err(Error::invalid("prune options.olderThan must be a finite number of seconds >= 0"));
     }
-    let cutoff = objects.now()?.plus_secs(-older_than);
+    let now = objects.now()?;
+    let cutoff = now.plus_secs(-older_than);
     let conditional = objects.conditional_delete();
     let mut out = Pruned::default();
     let mut cursor: Option<String> = None;
@@ -38,7 +38,7 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
                 out.kept += 1;
                 continue;
             }
-            if !prune_one(objects, &entry.key, cutoff, dry_run, conditional).await? {
+            if !prune_one(objects, &entry.key, now, cutoff, dry_run, conditional).await? {
                 out.kept += 1;
                 continue;
             }
@@ -54,9 +54,18 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
 
 /// Judge one old object on a fresh read and delete it: `false` when it is kept (gone, changed
 /// since the listing, or a held lease).
-async fn prune_one(objects: &Objects, key: &str, cutoff: Timestamp, dry_run: bool, conditional: bool) -> Result<bool> {
+async fn prune_one(
+    objects: &Objects,
+    key: &str,
+    now: Timestamp,
+    cutoff: Timestamp,
+    dry_run: bool,
+    conditional: bool,
+) -> Result<bool> {
     let Some(obj) = objects.read(key).await? else { return Ok(false) };
-    if obj.last_modified.is_some_and(|at| at >= cutoff) || is_held_lease(key, &obj.body, objects.now()?) {
+    // A lease document (as `inspect` recognises one: `LeaseDoc` parses it) that is held stays.
+    let held = LeaseDoc::parse(key, &obj.body).is_ok_and(|doc| !doc.is_expired(now));
+    if held || obj.last_modified.is_some_and(|at| at >= cutoff) {
         return Ok(false);
     }
     if dry_run {
@@ -68,10 +77,4 @@ async fn prune_one(objects: &Objects, key: &str, cutoff: Timestamp, dry_run: boo
         // No conditional delete: the read just made is the re-check right before the delete.
         objects.delete(key).await.map(|()| true)
     }
-}
-
-/// A lease document someone holds now (a holder, and a deadline still ahead).
-fn is_held_lease(key: &str, body: &[u8], now: Timestamp) -> bool {
-    let looks_like = json::parse(body).is_ok_and(|v| v.get("epoch").is_some() && v.get("holder").is_some());
-    looks_like && LeaseDoc::parse(key, body).is_ok_and(|doc| !doc.is_expired(now))
 }

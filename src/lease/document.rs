@@ -28,8 +28,13 @@ impl LeaseDoc {
     /// Parse stored bytes strictly: anything but the expected shape is `Corrupt`, never a panic
     /// and never silently repaired (a repair would overwrite someone's data).
     pub fn parse(key: &str, bytes: &[u8]) -> Result<Self> {
+        let value = json::parse(bytes).map_err(|m| Error::corrupt(key, format!("not a lease document: {m}")))?;
+        Self::from_value(key, value)
+    }
+
+    /// The same, from a value already parsed (an operator's read keeps the value too).
+    pub fn from_value(key: &str, value: Value) -> Result<Self> {
         let bad = |m: &str| Error::corrupt(key, format!("not a lease document: {m}"));
-        let value = json::parse(bytes).map_err(|m| bad(&m))?;
         let Value::Object(map) = value else { return Err(bad("not a JSON object")) };
         let epoch = match map.get("epoch") {
             Some(Value::Number(n)) => n
