@@ -1,4 +1,5 @@
-//! The objects layer, the conditional key-value store as callers see it: [`Objects`] (its doc says what it guarantees); `write` and `resolve` hold
+//! The objects layer, the conditional key-value store as callers see it: [`Objects`] (its doc
+//! says what it guarantees); `write` and `resolve` hold
 //! the write path and the read-back resolution of ambiguous writes.
 
 mod resolve;
@@ -6,13 +7,12 @@ pub(crate) mod retry;
 pub(crate) mod transition;
 mod write;
 
-use crate::base::error::quoted;
 use std::cell::Cell;
 use std::future::Future;
 use std::rc::Rc;
 
 use crate::base::cancel::Cancel;
-use crate::base::error::{Error, Result};
+use crate::base::error::{Error, Result, quoted};
 use crate::codec::keys::{validate_key, validate_prefix};
 use crate::store::{
     ListPage, ObjectStore, Precondition, StoreResult, StoredObject, WriteMeta, malformed_listing, normalize_etag,
@@ -51,7 +51,8 @@ impl Default for WaitOptions {
     }
 }
 
-/// The conditional key-value store as callers see it (the layer under claim, lease and doc), from [`crate::Fencepost::objects`]
+/// The conditional key-value store as callers see it (the layer under claim, lease and doc), from
+/// [`crate::Fencepost::objects`]
 /// or [`Objects::new`]. Cheap to clone (shares the store, the clock and the store-clock estimate).
 ///
 /// The store behind key rules, bounded retries with backoff, and the resolution of ambiguous
