@@ -15,6 +15,7 @@ use crate::inspect::{self, Inspection};
 use crate::lease::break_lease::{self, Broken};
 use crate::lease::{Lease, LeaseOptions, acquire, with_lease};
 use crate::objects::Objects;
+use crate::objects::events::{Call, OnEvent};
 use crate::objects::retry::RetryPolicy;
 use crate::objects::transition::Transition;
 use crate::prune::{self, Pruned};
@@ -31,6 +32,8 @@ pub struct Options {
     /// Whose time lease deadlines are written and judged in: `clock` (default), or the store's
     /// (`clock` corrected by the offset the store's responses show).
     pub clock_source: ClockSource,
+    /// Hears every request, call and lease transition ([`crate::Event`]), synchronously: make it quick.
+    pub on_event: Option<OnEvent>,
 }
 
 /// The coordination primitives on one store: [`Fencepost::claim`], [`Fencepost::lease`] (and
@@ -46,7 +49,9 @@ impl Fencepost {
     /// Coordination on `store`. Fails only for invalid `options`.
     pub fn new(store: Rc<dyn ObjectStore>, options: Options) -> Result<Self> {
         let clock = options.clock.unwrap_or_else(|| Rc::new(SystemClock));
-        let objects = Objects::new(store, clock, options.retry)?.with_clock_source(options.clock_source);
+        let objects = Objects::new(store, clock, options.retry)?
+            .with_clock_source(options.clock_source)
+            .with_events(options.on_event);
         Ok(Fencepost { objects })
     }
 
@@ -86,7 +91,8 @@ impl Fencepost {
     /// # }).unwrap();
     /// ```
     pub async fn claim(&self, key: &str, value: Value) -> Result<Claim> {
-        claim::claim(&self.objects, key, value).await
+        let (objects, call) = self.objects.call("claim");
+        Call::end(call, &self.objects, key, claim::claim(&objects, key, value).await)
     }
 
     /// Acquire `key`, or `None` when it is held by someone else (or expired and
@@ -99,7 +105,8 @@ impl Fencepost {
         options: LeaseOptions,
         state_fn: Option<&mut Transition<'_>>,
     ) -> Result<Option<Lease>> {
-        acquire::lease(&self.objects, key, options, state_fn).await
+        let (objects, call) = self.objects.call("lease");
+        Call::end(call, &self.objects, key, acquire::lease(&objects, key, options, state_fn).await)
     }
 
     /// Acquire `key` (honouring `options.wait` and this handle's cancel), run `f` with the lease
@@ -167,14 +174,16 @@ impl Fencepost {
     /// Re-attach to the current ownership period of `holder`: one read, nothing written. `None`
     /// when the lease is absent, released, held by someone else, or expired.
     pub async fn attach_lease(&self, key: &str, holder: &str, ttl: f64) -> Result<Option<Lease>> {
-        acquire::attach_lease(&self.objects, key, holder, ttl).await
+        let (objects, call) = self.objects.call("attachLease");
+        Call::end(call, &self.objects, key, acquire::attach_lease(&objects, key, holder, ttl).await)
     }
 
     /// Change the state of a lease from outside: a CAS loop on `state` only; epoch, holder and
     /// deadline are preserved and the holder is not fenced. `None` when there is no lease document.
     /// Requests: 2.
     pub async fn cooperative_write(&self, key: &str, f: &mut Transition<'_>) -> Result<Option<Value>> {
-        acquire::cooperative_write(&self.objects, key, f).await
+        let (objects, call) = self.objects.call("cooperativeWrite");
+        Call::end(call, &self.objects, key, acquire::cooperative_write(&objects, key, f).await)
     }
 
     /// A handle on the JSON document at `key` (no request; the key is checked here).
@@ -225,7 +234,8 @@ impl Fencepost {
     /// # }).unwrap();
     /// ```
     pub async fn inspect(&self, key: &str) -> Result<Option<Inspection>> {
-        inspect::inspect(&self.objects, key).await
+        let (objects, call) = self.objects.call("inspect");
+        Call::end(call, &self.objects, key, inspect::inspect(&objects, key).await)
     }
 
     /// Break a (stuck) lease, fencing-safe: write the next epoch as released (no holder, deadline
@@ -233,7 +243,8 @@ impl Fencepost {
     /// fails with `LeaseLost` (reason `Stolen`), and the next acquirer gets a higher epoch still.
     /// `None` when there is no lease document; else what was broken. Two requests.
     pub async fn break_lease(&self, key: &str, state: Option<Value>) -> Result<Option<Broken>> {
-        break_lease::break_lease(&self.objects, key, state).await
+        let (objects, call) = self.objects.call("breakLease");
+        Call::end(call, &self.objects, key, break_lease::break_lease(&objects, key, state).await)
     }
 
     /// Delete the objects under `prefix` last modified more than `older_than` seconds ago —
@@ -244,6 +255,7 @@ impl Fencepost {
     /// claimed again, and a deleted lease document restarts its epochs. Requests: one list per
     /// page, then a read and a delete per old object.
     pub async fn prune(&self, prefix: &str, older_than: f64, dry_run: bool) -> Result<Pruned> {
-        prune::prune(&self.objects, prefix, older_than, dry_run).await
+        let (objects, call) = self.objects.call("prune");
+        Call::end(call, &self.objects, prefix, prune::prune(&objects, prefix, older_than, dry_run).await)
     }
 }

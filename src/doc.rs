@@ -5,6 +5,7 @@ use serde_json::Value;
 use crate::base::error::{Error, Result};
 use crate::codec::json::{self, checked};
 use crate::objects::Objects;
+use crate::objects::events::Call;
 use crate::objects::transition::Transition;
 
 /// See [`Doc::DEFAULT_MAX_ATTEMPTS`].
@@ -45,47 +46,62 @@ impl Doc {
 
     /// The current value, or `None`. Requests: 1.
     pub async fn get(&self) -> Result<Option<DocValue>> {
-        let Some(obj) = self.objects.read(&self.key).await? else { return Ok(None) };
-        let value = json::parse(&obj.body).map_err(|m| Error::corrupt(&self.key, m))?;
-        Ok(Some(DocValue { value, etag: obj.etag }))
+        let (objects, call) = self.objects.call("doc.get");
+        Call::end(call, &self.objects, &self.key, read(&objects, &self.key).await)
     }
 
     /// Read, apply `f` (to the value, or to `create` when absent), write back with CAS (or
     /// put-if-absent); on conflict start over, at most `max_attempts` times. Returns the value
     /// written. Requests: 2 per attempt.
     pub async fn update(&self, f: &mut Transition<'_>, create: Option<Value>, max_attempts: u32) -> Result<Value> {
-        if max_attempts == 0 || max_attempts > 1000 {
-            return Err(Error::invalid("maxAttempts must be between 1 and 1000"));
-        }
-        let create = create.map(checked).transpose()?;
-        for _ in 0..max_attempts {
-            let current = self.objects.read(&self.key).await?;
-            let written = match current {
-                Some(obj) => {
-                    let value = json::parse(&obj.body).map_err(|m| Error::corrupt(&self.key, m))?;
-                    let next = checked(f(value).await?)?;
-                    self.objects
-                        .replace(&self.key, &json::to_canonical(&next), &obj.etag, &obj.meta)
-                        .await?
-                        .map(|_| next)
-                }
-                None => {
-                    let Some(initial) = create.clone() else {
-                        return Err(Error::NotFound { key: self.key.clone() });
-                    };
-                    let next = checked(f(initial).await?)?;
-                    self.objects.create(&self.key, &json::to_canonical(&next)).await?.map(|_| next)
-                }
-            };
-            if let Some(value) = written {
-                return Ok(value);
-            }
-        }
-        Err(Error::Conflict { key: self.key.clone(), attempts: max_attempts })
+        let (objects, call) = self.objects.call("doc.update");
+        let updated = update(&objects, &self.key, f, create, max_attempts).await;
+        Call::end(call, &self.objects, &self.key, updated)
     }
 
     /// Delete the document; deleting a missing one is a no-op. Requests: 1.
     pub async fn delete(&self) -> Result<()> {
-        self.objects.delete(&self.key).await
+        let (objects, call) = self.objects.call("doc.delete");
+        Call::end(call, &self.objects, &self.key, objects.remove(&self.key).await)
     }
+}
+
+async fn read(objects: &Objects, key: &str) -> Result<Option<DocValue>> {
+    let Some(obj) = objects.read(key).await? else { return Ok(None) };
+    let value = json::parse(&obj.body).map_err(|m| Error::corrupt(key, m))?;
+    Ok(Some(DocValue { value, etag: obj.etag }))
+}
+
+async fn update(
+    objects: &Objects,
+    key: &str,
+    f: &mut Transition<'_>,
+    create: Option<Value>,
+    max_attempts: u32,
+) -> Result<Value> {
+    if max_attempts == 0 || max_attempts > 1000 {
+        return Err(Error::invalid("maxAttempts must be between 1 and 1000"));
+    }
+    let create = create.map(checked).transpose()?;
+    for _ in 0..max_attempts {
+        let current = objects.read(key).await?;
+        let written = match current {
+            Some(obj) => {
+                let value = json::parse(&obj.body).map_err(|m| Error::corrupt(key, m))?;
+                let next = checked(f(value).await?)?;
+                objects.replace(key, &json::to_canonical(&next), &obj.etag, &obj.meta).await?.map(|_| next)
+            }
+            None => {
+                let Some(initial) = create.clone() else {
+                    return Err(Error::NotFound { key: key.to_owned() });
+                };
+                let next = checked(f(initial).await?)?;
+                objects.create(key, &json::to_canonical(&next)).await?.map(|_| next)
+            }
+        };
+        if let Some(value) = written {
+            return Ok(value);
+        }
+    }
+    Err(Error::Conflict { key: key.to_owned(), attempts: max_attempts })
 }

@@ -116,6 +116,7 @@ pub use host::clock::SystemClock;
 pub use inspect::{Held, Inspection, LeaseView};
 pub use lease::break_lease::{Broken, Previous};
 pub use lease::{Lease, LeaseOptions};
+pub use objects::events::{Event, LeaseAction, OnEvent};
 pub use objects::retry::RetryPolicy;
 pub use objects::transition::{Transition, transition};
 pub use objects::{Objects, WaitOptions, Written};

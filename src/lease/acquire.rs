@@ -8,6 +8,7 @@ use crate::base::error::{Error, Result};
 use crate::codec::json::checked;
 use crate::codec::token::random_token;
 use crate::objects::Objects;
+use crate::objects::events::LeaseAction;
 use crate::objects::transition::Transition;
 use crate::time::Timestamp;
 
@@ -126,7 +127,9 @@ async fn try_acquire(
             Some(base) => objects.replace(key, &body, &base.etag, &base.meta).await?,
         };
         if let Some(w) = written {
-            return Ok(Attempt::Acquired(Lease::from_write(objects, key, options.ttl, doc, w.etag, w.meta)));
+            let lease = Lease::from_write(objects, key, options.ttl, doc, w.etag, w.meta);
+            lease.transition(LeaseAction::Acquired, None);
+            return Ok(Attempt::Acquired(lease));
         }
     }
     Err(Error::Conflict { key: key.to_owned(), attempts: ACQUIRE_ATTEMPTS })

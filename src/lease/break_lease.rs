@@ -9,6 +9,7 @@ use super::{LeaseDoc, MAX_EPOCH};
 use crate::base::error::{Error, Result};
 use crate::codec::json::checked;
 use crate::objects::Objects;
+use crate::objects::events::{Event, LeaseAction};
 use crate::time::Timestamp;
 
 /// What [`crate::Fencepost::break_lease`] broke.
@@ -61,6 +62,7 @@ pub(crate) async fn break_lease(objects: &Objects, key: &str, state: Option<Valu
             extra: doc.extra,
         };
         if objects.replace(key, &broken.encode(), &obj.etag, &obj.meta).await?.is_some() {
+            objects.emit(Event::Lease { key, epoch, action: LeaseAction::Broken, reason: None });
             return Ok(Some(Broken { key: key.to_owned(), epoch, previous }));
         }
     }

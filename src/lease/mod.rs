@@ -32,6 +32,7 @@ use crate::base::cancel::Cancel;
 use crate::base::error::{Error, LostReason, Result};
 use crate::codec::json::checked;
 use crate::objects::Objects;
+use crate::objects::events::{Call, Event, LeaseAction};
 use crate::objects::transition::Transition;
 use crate::store::{StoredObject, WriteMeta};
 use crate::time::Timestamp;
@@ -232,7 +233,14 @@ impl Lease {
     /// Record that the period is over and hand back the error writes now reject with (the first
     /// reason recorded wins).
     fn end(&self, lost: Error) -> Error {
-        self.period.ended.cancel_with(lost.clone());
+        if !self.period.ended.is_cancelled() {
+            self.period.ended.cancel_with(lost.clone());
+            match &lost {
+                Error::LeaseLost { reason: LostReason::Released, .. } => self.transition(LeaseAction::Released, None),
+                Error::LeaseLost { reason, .. } => self.transition(LeaseAction::Lost, Some(*reason)),
+                _ => {}
+            }
+        }
         self.ended_error().unwrap_or(lost)
     }
 
@@ -251,18 +259,19 @@ impl Lease {
     /// Extend the deadline to now + ttl, keeping the state (absorbing any cooperative write).
     pub async fn renew(&self) -> Result<()> {
         let deadline_at = self.objects.deadline_in(self.period.ttl)?;
-        self.guarded_write(&mut |v: &View| {
+        self.guarded_write("lease.renew", &mut |v: &View| {
             let p = Proposal { keep_holder: true, deadline_at, state: v.state.clone() };
             Box::pin(async move { Ok(p) })
         })
-        .await
-        .map(drop)
+        .await?;
+        self.transition(LeaseAction::Renewed, None);
+        Ok(())
     }
 
     /// Read-modify-write of the state, guarded; `f` sees the freshest state (it runs again after a
     /// cooperative write). Returns the state written.
     pub async fn update_state(&self, f: &mut Transition<'_>) -> Result<Value> {
-        self.guarded_write(&mut |v: &View| {
+        self.guarded_write("lease.updateState", &mut |v: &View| {
             let (state, deadline_at) = (v.state.clone(), v.deadline_at);
             let next = f(state);
             Box::pin(async move { Ok(Proposal { keep_holder: true, deadline_at, state: checked(next.await?)? }) })
@@ -273,7 +282,7 @@ impl Lease {
     /// Replace the state, guarded (unseen cooperative writes are discarded).
     pub async fn write(&self, state: Value) -> Result<Value> {
         let state = checked(state)?;
-        self.guarded_write(&mut |v: &View| {
+        self.guarded_write("lease.write", &mut |v: &View| {
             let p = Proposal { keep_holder: true, deadline_at: v.deadline_at, state: state.clone() };
             Box::pin(async move { Ok(p) })
         })
@@ -285,7 +294,7 @@ impl Lease {
     pub async fn release(&self, final_state: Option<Value>) -> Result<()> {
         let final_state = final_state.map(checked).transpose()?;
         let now = self.objects.now()?;
-        self.guarded_write(&mut |v: &View| {
+        self.guarded_write("lease.release", &mut |v: &View| {
             let state = final_state.clone().unwrap_or_else(|| v.state.clone());
             Box::pin(async move { Ok(Proposal { keep_holder: false, deadline_at: now, state }) })
         })
@@ -293,15 +302,26 @@ impl Lease {
         .map(drop)
     }
 
-    /// The one write path of a handle; a `LeaseLost` it meets ends the period for every handle.
+    /// The one write path of a handle (the call `method`); a `LeaseLost` it meets ends the
+    /// period for every handle.
     async fn guarded_write<'f>(
         &self,
+        method: &'static str,
         propose: &mut dyn FnMut(&View) -> crate::base::future::LocalBoxFuture<'f, Result<Proposal>>,
     ) -> Result<Value> {
-        match self.try_guarded_write(propose).await {
+        let (objects, call) = self.objects.call(method);
+        let handle = Lease { objects, period: self.period.clone() };
+        let written = match handle.try_guarded_write(propose).await {
             Err(lost @ Error::LeaseLost { .. }) => Err(self.end(lost)),
             other => other,
-        }
+        };
+        Call::end(call, &self.objects, &self.period.key, written)
+    }
+
+    /// Report a transition of this period to the listener.
+    fn transition(&self, action: LeaseAction, reason: Option<LostReason>) {
+        let (key, epoch) = (&self.period.key, self.period.epoch);
+        self.objects.emit(Event::Lease { key, epoch, action, reason });
     }
 
     /// `propose` builds the next document from the handle's view and the write is guarded by the

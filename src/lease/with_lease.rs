@@ -13,6 +13,7 @@ use crate::base::cancel::Cancel;
 use crate::base::error::Error;
 use crate::base::future::{Either, race};
 use crate::objects::Objects;
+use crate::objects::events::Call;
 use crate::objects::transition::Transition;
 
 /// Acquire `key`, run `f` with the lease while keep-alive renews it every `every` seconds
@@ -40,11 +41,41 @@ where
     F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
     E: From<Error>,
 {
+    let (scoped, call) = objects.call("withLease");
+    let (ran, outcome) = run(&scoped, key, options, every, state_fn, f).await;
+    Call::report(call, objects, key, outcome);
+    ran
+}
+
+/// [`with_lease`], and its outcome as a call event reports it: `"ok"`, the code of fencepost's
+/// own error, or `"CALLBACK"` when `f` failed.
+async fn run<T, E, F>(
+    objects: &Objects,
+    key: &str,
+    options: LeaseOptions,
+    every: Option<f64>,
+    state_fn: Option<&mut Transition<'_>>,
+    f: F,
+) -> (std::result::Result<Option<T>, E>, &'static str)
+where
+    F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
+    E: From<Error>,
+{
+    let ours = |e: Error| {
+        let code = e.code();
+        (Err(E::from(e)), code)
+    };
     if let Some(every) = every {
         // Checked before anything is acquired, so a bad interval leaves nothing to release.
-        super::keep_alive::check_interval(options.ttl, every)?;
+        if let Err(e) = super::keep_alive::check_interval(options.ttl, every) {
+            return ours(e);
+        }
     }
-    let Some(lease) = acquire::lease(objects, key, options, state_fn).await? else { return Ok(None) };
+    let lease = match acquire::lease(objects, key, options, state_fn).await {
+        Ok(Some(lease)) => lease,
+        Ok(None) => return (Ok(None), "ok"),
+        Err(e) => return ours(e),
+    };
     let stop = Cancel::new();
     let mut keep_alive = pin!(lease.keep_alive(every, &stop));
     let mut work = pin!(f(&lease));
@@ -64,14 +95,16 @@ where
             if !lease.ended().is_cancelled() {
                 let _ = lease.release(None).await;
             }
-            Err(e)
+            (Err(e), "CALLBACK")
         }
-        (Ok(_), Some(lost)) => Err(lost.into()),
+        (Ok(_), Some(lost)) => ours(lost),
         (Ok(out), None) => {
             if !lease.ended().is_cancelled() {
-                lease.release(None).await?;
+                if let Err(e) = lease.release(None).await {
+                    return ours(e);
+                }
             }
-            Ok(Some(out))
+            (Ok(Some(out)), "ok")
         }
     }
 }

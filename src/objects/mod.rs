@@ -2,6 +2,7 @@
 //! says what it guarantees); `write` and `resolve` hold
 //! the write path and the read-back resolution of ambiguous writes.
 
+pub(crate) mod events;
 mod resolve;
 pub(crate) mod retry;
 pub(crate) mod transition;
@@ -15,9 +16,11 @@ use crate::base::cancel::Cancel;
 use crate::base::error::{Error, Result, quoted};
 use crate::codec::keys::{validate_key, validate_prefix};
 use crate::store::{
-    ListPage, ObjectStore, Precondition, StoreResult, StoredObject, WriteMeta, malformed_listing, normalize_etag,
+    ListPage, ObjectStore, Op, Precondition, StoreResult, StoredObject, WriteMeta, collect_keys, malformed_listing,
+    normalize_etag,
 };
 use crate::time::{Clock, ClockSource, Timestamp};
+use events::{Answer, Call, Observer, OnEvent};
 use retry::{Abandon, RetryPolicy};
 
 /// `wait_for` polls at most this often (seconds).
@@ -120,12 +123,21 @@ pub struct Objects {
     cancel: Option<Cancel>,
     /// With [`ClockSource::Store`]: the store's clock minus ours, microseconds.
     store_offset: Option<Rc<Cell<i64>>>,
+    /// Who hears about requests, calls and lease transitions ([`events`]).
+    observer: Observer,
 }
 
 impl Objects {
     pub fn new(store: Rc<dyn ObjectStore>, clock: Rc<dyn Clock>, retry: RetryPolicy) -> Result<Self> {
         retry.validate()?;
-        Ok(Objects { store, clock, retry, cancel: None, store_offset: None })
+        Ok(Objects { store, clock, retry, cancel: None, store_offset: None, observer: Observer::default() })
+    }
+
+    /// Report every request, call and lease transition made through this handle (and the handles
+    /// made from it) to `on_event` ([`events::Event`]).
+    pub fn with_events(mut self, on_event: Option<OnEvent>) -> Self {
+        self.observer = Observer { on_event, call_requests: None };
+        self
     }
 
     /// Judge and write lease deadlines in the store's time (`Store`) or the configured clock's.
@@ -145,7 +157,8 @@ impl Objects {
     /// This handle without its cancel: what a long-lived handle (a lease) keeps from the call
     /// that created it.
     pub(crate) fn detached(&self) -> Objects {
-        Objects { cancel: None, ..self.clone() }
+        let observer = Observer { on_event: self.observer.on_event.clone(), call_requests: None };
+        Objects { cancel: None, observer, ..self.clone() }
     }
 
     pub fn cancel(&self) -> Option<&Cancel> {
@@ -225,16 +238,29 @@ impl Objects {
 
     /// The current version of `key`, or `None`.
     pub async fn get(&self, key: &str) -> Result<Option<StoredObject>> {
-        self.check_key(key)?;
-        self.read(key).await
+        let (objects, call) = self.call("objects.get");
+        let got = match self.check_key(key) {
+            Ok(()) => objects.read(key).await,
+            Err(e) => Err(e),
+        };
+        Call::end(call, self, key, got)
     }
 
     /// Put `data`; `None` when the precondition failed (someone else's write won).
     /// An `IfMatch` etag may be given as fencepost hands it out or as an HTTP `ETag` header value
     /// (quoted, or weak `W/"…"`); `*` and empty etags are refused, since stores disagree on them.
     pub async fn put(&self, key: &str, data: &[u8], precondition: Precondition) -> Result<Option<Written>> {
+        let (objects, call) = self.call("objects.put");
+        let put = match self.checked_put(key, precondition) {
+            Ok(precondition) => objects.write(key, data, precondition, None).await,
+            Err(e) => Err(e),
+        };
+        Call::end(call, self, key, put)
+    }
+
+    fn checked_put(&self, key: &str, precondition: Precondition) -> Result<Precondition> {
         self.check_key(key)?;
-        let precondition = match precondition {
+        Ok(match precondition {
             Precondition::IfMatch(etag) => {
                 let etag = normalize_etag(&etag);
                 if etag.is_empty() || etag == "*" || etag.contains('"') {
@@ -246,21 +272,24 @@ impl Objects {
                 Precondition::IfMatch(etag)
             }
             other => other,
-        };
-        self.write(key, data, precondition, None).await
+        })
     }
 
     /// Delete `key`; a missing key is a no-op.
     pub async fn delete(&self, key: &str) -> Result<()> {
-        self.check_key(key)?;
-        self.retrying(Abandon::OnCancel, || self.store.delete(key)).await
+        let (objects, call) = self.call("objects.delete");
+        let deleted = match self.check_key(key) {
+            Ok(()) => objects.remove(key).await,
+            Err(e) => Err(e),
+        };
+        Call::end(call, self, key, deleted)
     }
 
     /// Delete `key` only while its etag is `etag`: `false` when it changed or is gone. Only on
     /// stores with a conditional delete ([`ObjectStore::conditional_delete`]).
     pub async fn delete_if_match(&self, key: &str, etag: &str) -> Result<bool> {
         self.check_key(key)?;
-        self.retrying(Abandon::OnCancel, || self.store.delete_if_match(key, etag)).await
+        self.retrying(Op::Delete, key, Abandon::OnCancel, || self.store.delete_if_match(key, etag)).await
     }
 
     /// Whether the store honours [`Objects::delete_if_match`].
@@ -268,10 +297,16 @@ impl Objects {
         self.store.conditional_delete()
     }
 
-    /// Every key under `prefix`, ascending.
+    /// Every key under `prefix`, ascending (one request per page of up to 1000 keys).
     pub async fn list(&self, prefix: &str) -> Result<Vec<String>> {
+        let (objects, call) = self.call("objects.list");
+        let listed = objects.all_keys(prefix).await;
+        Call::end(call, self, prefix, listed)
+    }
+
+    async fn all_keys(&self, prefix: &str) -> Result<Vec<String>> {
         validate_prefix(prefix)?;
-        self.retrying(Abandon::OnCancel, || self.store.list(prefix)).await
+        collect_keys(prefix, async |cursor| self.page(prefix, None, cursor).await).await
     }
 
     /// One page of the objects under `prefix` — key, etag, size and last-modified time, in key
@@ -284,8 +319,17 @@ impl Objects {
         start_after: Option<&str>,
         cursor: Option<&str>,
     ) -> Result<ListPage> {
+        let (objects, call) = self.call("objects.entries");
+        let page = objects.page(prefix, start_after, cursor).await;
+        Call::end(call, self, prefix, page)
+    }
+
+    /// A page of a listing (see [`Objects::entries_page`]), judged: in range, in key order, not the
+    /// same page again.
+    pub(crate) async fn page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> Result<ListPage> {
         validate_prefix(prefix)?;
-        let mut page = self.retrying(Abandon::OnCancel, || self.store.list_page(prefix, start_after, cursor)).await?;
+        let list = || self.store.list_page(prefix, start_after, cursor);
+        let mut page = self.retrying(Op::List, prefix, Abandon::OnCancel, list).await?;
         // What a server reports outside the asked-for range is not ours to hand on.
         page.entries.retain(|e| e.key.starts_with(prefix) && start_after.is_none_or(|after| e.key.as_str() > after));
         if cursor.is_some() && page.next.as_deref() == cursor {
@@ -296,6 +340,12 @@ impl Objects {
 
     /// Poll until `key` exists (and, with `changed_from`, has another etag); one GET per poll.
     pub async fn wait_for(&self, key: &str, options: &WaitOptions) -> Result<StoredObject> {
+        let (objects, call) = self.call("objects.waitFor");
+        let found = objects.poll(key, options).await;
+        Call::end(call, self, key, found)
+    }
+
+    async fn poll(&self, key: &str, options: &WaitOptions) -> Result<StoredObject> {
         self.check_key(key)?;
         for (name, v) in [("timeout", options.timeout), ("pollInterval", options.poll_interval)] {
             if !v.is_finite() || v < 0.0 {
@@ -327,7 +377,11 @@ impl Objects {
     // ---- the paths layer 1 uses (keys already validated) ----
 
     pub(crate) async fn read(&self, key: &str) -> Result<Option<StoredObject>> {
-        self.retrying(Abandon::OnCancel, || self.store.get(key)).await
+        self.retrying(Op::Get, key, Abandon::OnCancel, || self.store.get(key)).await
+    }
+
+    pub(crate) async fn remove(&self, key: &str) -> Result<()> {
+        self.retrying(Op::Delete, key, Abandon::OnCancel, || self.store.delete(key)).await
     }
 
     /// Create `key` only if absent.
@@ -346,12 +400,36 @@ impl Objects {
         self.write(key, body, Precondition::IfMatch(base_etag.to_owned()), Some(base_meta)).await
     }
 
-    /// One request to the store: abandoned for the cancel's reason if that fires first (or has
-    /// already: then nothing is sent); the store's clock is read right after the response.
-    async fn send<T>(&self, request: impl Future<Output = StoreResult<T>>) -> Result<StoreResult<T>> {
-        let result = self.guard(request).await?;
-        self.observe_store_clock();
-        Ok(result)
+    /// Attempt `attempt` of a request to the store. With [`Abandon::OnCancel`] it is abandoned for
+    /// the cancel's reason if that fires first (or has already: then nothing is sent). The store's
+    /// clock is read right after the response, and the request reported to the listener.
+    async fn send<T: Answer>(
+        &self,
+        op: Op,
+        key: &str,
+        attempt: u32,
+        abandon: Abandon,
+        request: impl Future<Output = StoreResult<T>>,
+    ) -> Result<StoreResult<T>> {
+        if let Abandon::OnCancel = abandon {
+            self.check_cancel()?;
+        }
+        let started = self.request_started();
+        let answered = match abandon {
+            Abandon::OnCancel => self.guard(request).await,
+            Abandon::Never => Ok(request.await),
+        };
+        match answered {
+            Ok(result) => {
+                self.observe_store_clock();
+                self.request_ended(started, op, key, attempt, Some(&result));
+                Ok(result)
+            }
+            Err(reason) => {
+                self.request_ended::<T>(started, op, key, attempt, None);
+                Err(reason)
+            }
+        }
     }
 
     /// With [`ClockSource::Store`]: the offset from the store's latest response. Read right after

@@ -5,8 +5,10 @@
 //! per invocation and a caller must hear "storage is down" rather than wait forever.
 
 use super::Objects;
+use super::events::Answer;
 use crate::base::error::{Error, Result};
 use crate::host::random::random_unit;
+use crate::store::Op;
 use crate::store::{FailureKind, StoreResult};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,22 +59,15 @@ pub(crate) fn equal_jitter(n: u32, first: f64, max: f64) -> f64 {
 impl Objects {
     /// Run a request that is safe to repeat (get, delete, list) within the retry budget. Retries
     /// stop at a cancel either way; `abandon` says whether an attempt in flight is abandoned too.
-    pub(crate) async fn retrying<T, F, Fut>(&self, abandon: Abandon, mut request: F) -> Result<T>
+    pub(crate) async fn retrying<T, F, Fut>(&self, op: Op, key: &str, abandon: Abandon, mut request: F) -> Result<T>
     where
+        T: Answer,
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = StoreResult<T>>,
     {
         let mut attempt = 1;
         loop {
-            let result = match abandon {
-                Abandon::OnCancel => self.send(request()).await?,
-                Abandon::Never => {
-                    let result = request().await;
-                    self.observe_store_clock();
-                    result
-                }
-            };
-            match result {
+            match self.send(op, key, attempt, abandon, request()).await? {
                 Ok(v) => return Ok(v),
                 Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
                     self.backoff(attempt).await?;

@@ -2,9 +2,11 @@
 //! error, a cancel while in flight) are resolved by reading the key back ([`super::resolve`]).
 
 use super::resolve::Resolution;
+use super::retry::Abandon;
 use super::{Objects, Written};
 use crate::base::error::{Error, Result};
 use crate::codec::token::random_token;
+use crate::store::Op;
 use crate::store::{FailureKind, Precondition, PutOutcome, WriteMeta};
 
 impl Objects {
@@ -40,7 +42,8 @@ impl Objects {
             if let Err(reason) = self.check_cancel() {
                 return self.conclude(key, &precondition, &meta, base, Stop::Cancelled(reason), unanswered).await;
             }
-            let sent = match self.send(self.store.put(key, body, &precondition, &meta)).await {
+            let put = self.store.put(key, body, &precondition, &meta);
+            let sent = match self.send(Op::Put, key, attempt, Abandon::OnCancel, put).await {
                 Ok(sent) => sent,
                 // The abandoned attempt itself may still land.
                 Err(reason) => {

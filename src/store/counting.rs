@@ -18,6 +18,18 @@ pub enum Op {
     List,
 }
 
+impl Op {
+    /// The operation as events report it: `"get"`, `"put"`, `"delete"`, `"list"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Get => "get",
+            Op::Put => "put",
+            Op::Delete => "delete",
+            Op::List => "list",
+        }
+    }
+}
+
 /// Requests seen, per operation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RequestCounts {

@@ -158,6 +158,16 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    /// The kind as events report it: `"transient"`, `"conflict"`, `"indeterminate"`, `"fatal"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Transient => "transient",
+            FailureKind::ConditionalConflict => "conflict",
+            FailureKind::Indeterminate => "indeterminate",
+            FailureKind::Fatal => "fatal",
+        }
+    }
+
     /// What an HTTP status (and the store's error code) lets the retry layer do: S3's statuses,
     /// which the other HTTP stores share, and the fault store's injected answers.
     pub(crate) fn of_http(status: u16, code: Option<&str>) -> FailureKind {
@@ -225,7 +235,7 @@ pub trait ObjectStore {
     }
     /// One page of the objects under `prefix`: the first (after the key `start_after`, if given)
     /// when `cursor` is `None`, else the one after the page whose [`ListPage::next`] it is. The
-    /// loop over pages is written once ([`dyn ObjectStore::list`], `Objects::entries_page`).
+    /// loop over pages is written once (`collect_keys`).
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage>;
 
     /// The longest key (UTF-8 bytes) this store can take: S3 and R2 allow 1024 bytes including
@@ -243,29 +253,44 @@ pub trait ObjectStore {
 }
 
 impl<'a> dyn ObjectStore + 'a {
-    /// Every key under `prefix`, ascending, following the pages: the one page loop, for every
-    /// store (an inherent method of `dyn ObjectStore`, so it is compiled once, not per store). A page that would start the listing over (a repeated
-    /// cursor) is a broken server, reported rather than followed forever.
+    /// Every key under `prefix`, ascending, following the pages (an inherent method of
+    /// `dyn ObjectStore`, so it is compiled once, not per store).
     pub async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        let mut keys = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_LIST_PAGES {
-            let page = self.list_page(prefix, None, cursor.as_deref()).await?;
-            keys.extend(page.entries.into_iter().map(|e| e.key).filter(|k| k.starts_with(prefix)));
-            match page.next {
-                None => {
-                    // Stores list in UTF-8 byte order already; sorting makes it a guarantee for all.
-                    keys.sort_unstable();
-                    keys.dedup();
-                    return Ok(keys);
-                }
-                Some(next) if cursor.as_deref() == Some(next.as_str()) => {
-                    return Err(malformed_listing(prefix, "the same page cursor twice"));
-                }
-                next => cursor = next,
+        collect_keys(prefix, async |cursor| self.list_page(prefix, None, cursor).await).await
+    }
+}
+
+/// The one page loop: every key of the pages `page(cursor)` hands back, from the first page
+/// (`None`) on, sorted and without duplicates (stores list in UTF-8 byte order already; this makes
+/// it a guarantee for all). A page that would start the listing over (a repeated cursor) is a
+/// broken server, reported rather than followed forever.
+pub(crate) async fn collect_keys<E: From<StoreError>>(
+    prefix: &str,
+    mut page: impl AsyncFnMut(Option<&str>) -> Result<ListPage, E>,
+) -> Result<Vec<String>, E> {
+    let mut keys = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let listed = page(cursor.as_deref()).await?;
+        keys.extend(listed.entries.into_iter().map(|e| e.key).filter(|k| k.starts_with(prefix)));
+        match listed.next {
+            None => {
+                keys.sort_unstable();
+                keys.dedup();
+                return Ok(keys);
             }
+            Some(next) if cursor.as_deref() == Some(next.as_str()) => {
+                return Err(malformed_listing(prefix, "the same page cursor twice").into());
+            }
+            next => cursor = next,
         }
-        Err(malformed_listing(prefix, &format!("still truncated after {MAX_LIST_PAGES} pages")))
+    }
+    Err(malformed_listing(prefix, &format!("still truncated after {MAX_LIST_PAGES} pages")).into())
+}
+
+impl From<StoreError> for crate::base::error::Error {
+    fn from(e: StoreError) -> Self {
+        crate::base::error::Error::Storage(e.into_failure())
     }
 }
 

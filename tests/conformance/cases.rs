@@ -1051,3 +1051,79 @@ pub async fn store_clock_corrects_a_fast_client(cx: Ctx) {
     holder.lease("job", lease_opts(30.0, "a"), None).await.unwrap().unwrap();
     assert!(db.lease("job", lease_opts(30.0, "b"), None).await.unwrap().is_none());
 }
+
+// ---------------------------------------------------------------- events
+
+pub async fn events_report_requests_calls_and_lease_transitions(cx: Ctx) {
+    let (db, seen) = cx.observed();
+    let take = || std::mem::take(&mut *seen.borrow_mut());
+    db.claim("cron/1", json!(1)).await.unwrap();
+    assert_eq!(take(), ["request put cron/1 200 1 ok", "call claim cron/1 1 ok"]);
+    db.claim("cron/1", json!(2)).await.unwrap();
+    assert_eq!(take(), ["request put cron/1 412 1 refused", "request get cron/1 200 1 ok", "call claim cron/1 2 ok"]);
+
+    let lease = db.lease("jobs/1", LeaseOptions::new(30.0), None).await.unwrap().unwrap();
+    assert_eq!(
+        take(),
+        [
+            "request get jobs/1 404 1 absent",
+            "request put jobs/1 200 1 ok",
+            "lease jobs/1 1 acquired",
+            "call lease jobs/1 2 ok"
+        ]
+    );
+    lease.renew().await.unwrap();
+    assert_eq!(take(), ["request put jobs/1 200 1 ok", "call lease.renew jobs/1 1 ok", "lease jobs/1 1 renewed"]);
+    let broken = db.break_lease("jobs/1", None).await.unwrap().unwrap();
+    assert_eq!(broken.epoch, 2);
+    assert_eq!(
+        take(),
+        [
+            "request get jobs/1 200 1 ok",
+            "request put jobs/1 200 1 ok",
+            "lease jobs/1 2 broken",
+            "call breakLease jobs/1 2 ok"
+        ]
+    );
+    assert!(matches!(lease.write(json!("late")).await, Err(Error::LeaseLost { .. })));
+    assert_eq!(
+        take(),
+        [
+            "request put jobs/1 412 1 refused",
+            "request get jobs/1 200 1 ok",
+            "lease jobs/1 1 lost stolen",
+            "call lease.write jobs/1 2 LEASE_LOST"
+        ]
+    );
+    let next = db.lease("jobs/1", LeaseOptions::new(30.0), None).await.unwrap().unwrap();
+    next.release(None).await.unwrap();
+    let lines = take();
+    assert_eq!(
+        lines[lines.len() - 3..],
+        ["request put jobs/1 200 1 ok", "lease jobs/1 3 released", "call lease.release jobs/1 1 ok"]
+    );
+
+    // Each attempt of a retried request is a request event.
+    cx.store.inject(Op::Get, Fault::Status(503, "SlowDown"));
+    db.doc("stats").unwrap().update(&mut *transition(incr), Some(json!(0)), 10).await.unwrap();
+    assert_eq!(
+        take(),
+        [
+            "request get stats 503 1 transient",
+            "request get stats 404 2 absent",
+            "request put stats 200 1 ok",
+            "call doc.update stats 3 ok"
+        ]
+    );
+    // A call that fails before any request still ends with an event; nothing was sent.
+    assert!(db.claim("", json!(1)).await.is_err());
+    assert_eq!(take(), ["call claim  0 INVALID_ARGUMENT"]);
+
+    // The request events are exactly the requests the store saw.
+    cx.take_counts();
+    db.objects().put("o/1", b"x", Precondition::None).await.unwrap();
+    db.objects().list("o/").await.unwrap();
+    db.objects().delete("o/1").await.unwrap();
+    let requests = take().iter().filter(|l| l.starts_with("request ")).count() as u32;
+    assert_eq!(requests, cx.take_counts().total());
+}

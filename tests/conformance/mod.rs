@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use fencepost::store::{ObjectStore, Op, Precondition, RequestCounts};
 use fencepost::testing::{Fault, FaultStore, ManualClock};
-use fencepost::{Clock, Fencepost, LeaseOptions, Options, RetryPolicy, Timestamp};
+use fencepost::{Clock, Event, Fencepost, LeaseOptions, Options, RetryPolicy, Timestamp};
 use serde_json::{Value, json};
 
 pub mod cases;
@@ -40,6 +40,33 @@ impl Ctx {
     /// Another worker on the same bucket and clock, not counted and without faults.
     pub fn peer(&self) -> Fencepost {
         Fencepost::new(self.raw.clone(), options(&self.clock)).expect("valid options")
+    }
+
+    /// The client with a listener: every event it reports, rendered as a line (`request get k 404
+    /// 1 absent`, `call claim k 1 ok`, `lease k 1 acquired`); durations left out.
+    pub fn observed(&self) -> (Fencepost, Rc<std::cell::RefCell<Vec<String>>>) {
+        let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let log = seen.clone();
+        let on_event = Rc::new(move |e: &Event<'_>| {
+            let line = match *e {
+                Event::Request { op, key, status, attempt, ms, outcome } => {
+                    assert!(ms >= 0.0);
+                    let status = status.map_or("-".to_owned(), |s| s.to_string());
+                    format!("request {} {key} {status} {attempt} {outcome}", op.as_str())
+                }
+                Event::Call { method, key, requests, ms, outcome } => {
+                    assert!(ms >= 0.0);
+                    format!("call {method} {key} {requests} {outcome}")
+                }
+                Event::Lease { key, epoch, action, reason } => {
+                    let reason = reason.map_or(String::new(), |r| format!(" {}", r.as_str()));
+                    format!("lease {key} {epoch} {}{reason}", action.as_str())
+                }
+            };
+            log.borrow_mut().push(line);
+        });
+        let options = Options { on_event: Some(on_event), ..options(&self.clock) };
+        (Fencepost::new(self.store.clone(), options).expect("valid options"), seen)
     }
 
     /// The client again, on the system clock: for keep-alive, whose deadline timer races its
@@ -187,6 +214,7 @@ macro_rules! for_each_case {
             with_lease_runs_f_then_releases,
             with_lease_does_not_call_f_when_held,
             store_clock_corrects_a_fast_client,
+            events_report_requests_calls_and_lease_transitions,
         );
     };
 }

@@ -1,0 +1,210 @@
+//! Events for operators ([`crate::Options::on_event`]): every request to the store, every call's
+//! end and every lease transition, handed synchronously to one callback as they happen — what
+//! metrics, traces and logs are made from. Nothing is built or timed while no one listens.
+//!
+//! Requests are reported where the objects layer sends them (the one place every request passes),
+//! calls where each public method ends ([`Objects::call`]), lease transitions by the lease module.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use super::Objects;
+use crate::base::error::{Error, LostReason, Result};
+use crate::store::{ListPage, Op, PutOutcome, StoreResult, StoredObject};
+
+/// The callback: called synchronously, on the task that made the request or call, so it must be
+/// quick (queue the work). It cannot change a call's outcome.
+pub type OnEvent = Rc<dyn Fn(&Event<'_>)>;
+
+/// What happened. Field names are those of the JS events (`{type: "request", op, key, …}`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Event<'a> {
+    /// One request to the store (each attempt of a retried request is one).
+    Request {
+        op: Op,
+        key: &'a str,
+        /// The HTTP status, or what it would be for stores without HTTP (200; 404 for a missing
+        /// key; 412 for a refused condition; 204 for a delete); `None` when no answer came.
+        status: Option<u16>,
+        /// 1 for the first attempt of the request, 2 for its first retry, …
+        attempt: u32,
+        ms: f64,
+        /// `"ok"`, `"absent"` (a GET of a missing key), `"refused"` (a condition did not hold),
+        /// `"abandoned"` (cancelled in flight), or the failure's kind: `"transient"` (worth retrying),
+        /// `"conflict"` (409 on a conditional write), `"indeterminate"` (no answer seen: the
+        /// write may have landed) or `"fatal"`.
+        outcome: &'a str,
+    },
+    /// A call of the API ended.
+    Call {
+        /// The method as the JS API names it: `"claim"`, `"lease"`, `"doc.update"`,
+        /// `"lease.renew"`, `"objects.put"`, ….
+        method: &'static str,
+        /// The key (the prefix for `prune`, `objects.list` and `objects.entries`).
+        key: &'a str,
+        /// Requests made by this call itself (a `withLease` call: its acquisition; the lease's
+        /// renewals, writes and release are calls of their own).
+        requests: u32,
+        ms: f64,
+        /// `"ok"`, or the error's code (`"LEASE_LOST"`, `"STORAGE_ERROR"`, …).
+        outcome: &'static str,
+    },
+    /// A lease changed hands or state, as seen by this process.
+    Lease { key: &'a str, epoch: u64, action: LeaseAction, reason: Option<LostReason> },
+}
+
+/// A lease transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseAction {
+    Acquired,
+    Renewed,
+    Released,
+    /// The period ended without a release through its handles (`reason` says how).
+    Lost,
+    /// An operator broke it (`epoch` is the epoch written).
+    Broken,
+}
+
+impl LeaseAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LeaseAction::Acquired => "acquired",
+            LeaseAction::Renewed => "renewed",
+            LeaseAction::Released => "released",
+            LeaseAction::Lost => "lost",
+            LeaseAction::Broken => "broken",
+        }
+    }
+}
+
+/// A store's answer as a request event reports it: status and outcome.
+pub(crate) trait Answer {
+    fn answer(&self) -> (u16, &'static str);
+}
+
+impl Answer for Option<StoredObject> {
+    fn answer(&self) -> (u16, &'static str) {
+        if self.is_some() { (200, "ok") } else { (404, "absent") }
+    }
+}
+impl Answer for PutOutcome {
+    fn answer(&self) -> (u16, &'static str) {
+        match self {
+            PutOutcome::Written { .. } => (200, "ok"),
+            PutOutcome::PreconditionFailed => (412, "refused"),
+        }
+    }
+}
+impl Answer for () {
+    fn answer(&self) -> (u16, &'static str) {
+        (204, "ok")
+    }
+}
+/// A conditional delete: done, or refused.
+impl Answer for bool {
+    fn answer(&self) -> (u16, &'static str) {
+        if *self { (204, "ok") } else { (412, "refused") }
+    }
+}
+impl Answer for ListPage {
+    fn answer(&self) -> (u16, &'static str) {
+        (200, "ok")
+    }
+}
+
+fn status_and_outcome<T: Answer>(result: &StoreResult<T>) -> (Option<u16>, &'static str) {
+    match result {
+        Ok(answer) => {
+            let (status, outcome) = answer.answer();
+            (Some(status), outcome)
+        }
+        Err(e) => (e.status, e.kind.as_str()),
+    }
+}
+
+/// One call being observed: its own request count and its start.
+pub(crate) struct Call {
+    method: &'static str,
+    started: f64,
+    requests: Rc<Cell<u32>>,
+}
+
+/// The listener and, inside a call, that call's request count (see [`Objects::call`]).
+#[derive(Clone, Default)]
+pub(super) struct Observer {
+    pub(super) on_event: Option<OnEvent>,
+    pub(super) call_requests: Option<Rc<Cell<u32>>>,
+}
+
+impl Objects {
+    /// Report `event`, when someone listens.
+    pub(crate) fn emit(&self, event: Event<'_>) {
+        if let Some(on_event) = &self.observer.on_event {
+            on_event(&event);
+        }
+    }
+
+    /// Milliseconds on the configured clock, for durations; only read while someone listens.
+    fn millis(&self) -> f64 {
+        self.clock.now().map_or(0.0, |t| t.as_millis_f64())
+    }
+
+    /// The start of a request, when someone listens.
+    pub(super) fn request_started(&self) -> Option<f64> {
+        self.observer.on_event.as_ref().map(|_| self.millis())
+    }
+
+    /// Report a request that has been answered (`Some`) or abandoned in flight (`None`).
+    pub(super) fn request_ended<T: Answer>(
+        &self,
+        started: Option<f64>,
+        op: Op,
+        key: &str,
+        attempt: u32,
+        result: Option<&StoreResult<T>>,
+    ) {
+        let Some(started) = started else { return };
+        let (status, outcome) = result.map_or((None, "abandoned"), status_and_outcome);
+        self.report_request(started, op, key, attempt, status, outcome);
+    }
+
+    fn report_request(&self, started: f64, op: Op, key: &str, attempt: u32, status: Option<u16>, outcome: &str) {
+        if let Some(n) = &self.observer.call_requests {
+            n.set(n.get() + 1);
+        }
+        let ms = self.millis() - started;
+        self.emit(Event::Request { op, key, status, attempt, ms, outcome });
+    }
+
+    /// The handle one call of `method` works through, and the call's record: with a listener, the
+    /// handle counts the call's own requests, and [`Call::end`] reports the call.
+    pub(crate) fn call(&self, method: &'static str) -> (Objects, Option<Call>) {
+        if self.observer.on_event.is_none() {
+            return (self.clone(), None);
+        }
+        let requests = Rc::new(Cell::new(0));
+        let mut scoped = self.clone();
+        scoped.observer.call_requests = Some(requests.clone());
+        (scoped, Some(Call { method, started: self.millis(), requests }))
+    }
+
+    fn report_call(&self, call: Call, key: &str, outcome: &'static str) {
+        let ms = self.millis() - call.started;
+        self.emit(Event::Call { method: call.method, key, requests: call.requests.get(), ms, outcome });
+    }
+}
+
+impl Call {
+    /// Report the call's end (through `objects`, the handle it was made on) and hand its result on.
+    pub(crate) fn end<T>(call: Option<Call>, objects: &Objects, key: &str, result: Result<T>) -> Result<T> {
+        Call::report(call, objects, key, result.as_ref().map_or_else(Error::code, |_| "ok"));
+        result
+    }
+
+    /// Report the call's end with `outcome` (`"ok"` or an error code).
+    pub(crate) fn report(call: Option<Call>, objects: &Objects, key: &str, outcome: &'static str) {
+        if let Some(call) = call {
+            objects.report_call(call, key, outcome);
+        }
+    }
+}
