@@ -1,9 +1,10 @@
 // The `Fencepost` class: the whole API on one store, each method handing over to the module that
-// does it (claim.js, lease.js, doc.js, inspect.js, objects.js). Its own work is its options: retries and the
-// clock, given to the core once.
+// does it (claim.js, lease.js, doc.js, inspect.js, objects.js). Its own work is its options: retries, the
+// clock and the event listener, given to the core once.
 
 import { InvalidArgument, pinNames } from "./errors.js";
 import { options } from "./options.js";
+import { listener } from "./events.js";
 import { CORE, Lazy, MANUAL_CLOCK, core } from "./binding.js";
 import { toStore } from "./stores.js";
 import { claim } from "./claim.js";
@@ -12,7 +13,7 @@ import { inspect, prune } from "./inspect.js";
 import { openDoc } from "./doc.js";
 import { Objects } from "./objects.js";
 
-const FENCEPOST_OPTIONS = /** @type {const} */ ({ retry: "object", now: "function", clock: "any" });
+const FENCEPOST_OPTIONS = /** @type {const} */ ({ retry: "object", now: "function", clock: "any", onEvent: "function" });
 const RETRY_OPTIONS = /** @type {const} */ ({ maxAttempts: "number", baseDelay: "number", maxDelay: "number" });
 
 /** `new Fencepost(store, options?)`: claim, lease, doc and objects on one store. */
@@ -34,8 +35,9 @@ export class Fencepost {
     /** The store this instance talks to. @type {import("./stores.js").Store} */
     this.store = toStore(store);
     const st = this.store;
+    const onEvent = o.onEvent ? listener(/** @type {any} */ (o.onEvent)) : undefined;
     this.#core = new Lazy(() => new core.Fencepost(st[CORE](), o.now, r.maxAttempts, r.baseDelay, r.maxDelay, storeClock,
-      manual?.[CORE]().share()));
+      manual?.[CORE]().share(), onEvent));
   }
 
   /** Put-if-absent: `{won, key, value, etag}`; losers get the winner's value. */

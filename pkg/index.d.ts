@@ -134,7 +134,54 @@ export interface FencepostOptions {
    * without a `Date` (R2 binding, memory) use the local clock.
    */
   clock?: "local" | "store" | import("./testing.js").ManualClock;
+  /**
+   * Hears every request, every call's end and every lease transition, synchronously (keep it
+   * quick; queue the work). What it throws is dropped: it never changes a call's outcome.
+   */
+  onEvent?: (event: FencepostEvent) => void;
 }
+
+/** One request to the store (each attempt of a retried request is one). */
+export interface RequestEvent {
+  type: "request";
+  op: "get" | "put" | "delete" | "list";
+  /** The key (the prefix for a list). */
+  key: string;
+  /** The HTTP status, or what it would be for stores without HTTP (200; 404 missing; 412 condition refused; 204 delete); null when no answer came. */
+  status: number | null;
+  /** 1 for the first attempt, 2 for the first retry, … */
+  attempt: number;
+  ms: number;
+  /** "ok", "absent", "refused", "abandoned" (cancelled in flight), or the failure's kind: "transient", "conflict", "indeterminate", "fatal". */
+  outcome: "ok" | "absent" | "refused" | "abandoned" | "transient" | "conflict" | "indeterminate" | "fatal";
+}
+
+/** A call of the API ended. */
+export interface CallEvent {
+  type: "call";
+  /** "claim", "lease", "withLease", "attachLease", "cooperativeWrite", "inspect", "breakLease", "prune", "doc.get", "doc.update", "doc.delete", "lease.renew", "lease.updateState", "lease.release", "objects.get", "objects.put", "objects.delete", "objects.list", "objects.entries" (one per page), "objects.waitFor". */
+  method: string;
+  /** The key (the prefix for prune, objects.list and objects.entries). */
+  key: string;
+  /** Requests made by the call itself (withLease: its acquisition; the lease's renewals, writes and release are calls of their own). */
+  requests: number;
+  ms: number;
+  /** "ok", or the error's `code` ("ABORTED" when cancelled by its signal, "CALLBACK" when a callback — a transition, a withLease function — failed). */
+  outcome: "ok" | import("./errors.js").FencepostErrorCode | "ABORTED" | "CALLBACK";
+}
+
+/** A lease changed hands or state, as this process saw it. */
+export interface LeaseEvent {
+  type: "lease";
+  key: string;
+  /** The period's epoch (for "broken": the epoch written). */
+  epoch: number;
+  action: "acquired" | "renewed" | "released" | "lost" | "broken";
+  /** With "lost": why the period ended. */
+  reason?: "released" | "expired" | "stolen" | "deleted";
+}
+
+export type FencepostEvent = RequestEvent | CallEvent | LeaseEvent;
 
 export interface ClaimResult<T> {
   /** True for exactly one caller. */

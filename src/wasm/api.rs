@@ -26,6 +26,7 @@ use crate::host::clock::SystemClock;
 use crate::inspect::Held;
 use crate::lease::LeaseOptions;
 use crate::objects::WaitOptions;
+use crate::objects::events::{Event, OnEvent};
 use crate::objects::retry::RetryPolicy;
 use crate::objects::transition::Transition;
 use crate::store::{Precondition, StoredObject};
@@ -144,6 +145,37 @@ impl Clock for JsClock {
     }
 }
 
+/// A JS function hearing events as arrays (the JS layer's listener names the fields and catches
+/// what the user's handler throws; whatever still escapes is dropped here, never a call's outcome):
+/// `["request", op, key, status | null, attempt, ms, outcome]`, `["call", method, key, requests,
+/// ms, outcome]`, `["lease", key, epoch, action, reason | undefined]`.
+fn js_listener(f: Function) -> OnEvent {
+    Rc::new(move |event: &Event<'_>| {
+        let fields = match *event {
+            Event::Request { op, key, status, attempt, ms, outcome } => array([
+                "request".into(),
+                op.as_str().into(),
+                key.into(),
+                status.map_or(JsValue::NULL, JsValue::from),
+                attempt.into(),
+                ms.into(),
+                outcome.into(),
+            ]),
+            Event::Call { method, key, requests, ms, outcome } => {
+                array(["call".into(), method.into(), key.into(), requests.into(), ms.into(), outcome.into()])
+            }
+            Event::Lease { key, epoch, action, reason } => array([
+                "lease".into(),
+                key.into(),
+                (epoch as f64).into(),
+                action.as_str().into(),
+                reason.map_or(JsValue::UNDEFINED, |r| r.as_str().into()),
+            ]),
+        };
+        let _ = f.call1(&JsValue::UNDEFINED, &fields);
+    })
+}
+
 /// An optional count (attempts): a whole number; its range is the core's to judge.
 fn count(n: Option<f64>, what: &str) -> Result<Option<u32>> {
     match n {
@@ -212,6 +244,7 @@ impl JsFencepost {
         max_delay: Option<f64>,
         store_clock: bool,
         manual: Option<JsManualClock>,
+        on_event: Option<Function>,
     ) -> std::result::Result<JsFencepost, JsValue> {
         let build = || -> Result<JsFencepost> {
             let defaults = RetryPolicy::default();
@@ -226,7 +259,8 @@ impl JsFencepost {
                 (None, None) => None,
             };
             let clock_source = if store_clock { ClockSource::Store } else { ClockSource::Local };
-            let inner = Fencepost::new(store.inner(), Options { clock, retry, clock_source })?;
+            let on_event = on_event.map(js_listener);
+            let inner = Fencepost::new(store.inner(), Options { clock, retry, clock_source, on_event })?;
             Ok(JsFencepost { inner })
         };
         build().map_err(to_js)

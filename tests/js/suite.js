@@ -58,7 +58,7 @@ function world(env, start = Date.UTC(2026, 0, 1)) {
     const o = await raw.get(key);
     return o && new TextDecoder().decode(o.data);
   };
-  return { lib, db, peer, clock, counts, req, raw, text, advance: (s) => (clock.t += s * 1000) };
+  return { lib, db, peer, clock, counts, req, raw, text, store, options, advance: (s) => (clock.t += s * 1000) };
 }
 
 export function cases(env) {
@@ -327,6 +327,55 @@ export function cases(env) {
     const released = await w.db.inspect("jobs/1");
     eq([released.lease.expired, released.lease.released, released.lease.holder], [true, true, null], "released");
     await rejects(w.db.inspect("log/x"), lib.InvalidArgument, "key rules");
+  });
+
+  test("operate: onEvent hears each request, each call's end and each lease transition; counts match requestCounts(); a throwing handler changes nothing", async () => {
+    const w = world(env);
+    const events = [];
+    let requestEvents = 0;
+    const onEvent = (e) => {
+      events.push(e);
+      if (e.type === "request") requestEvents++;
+    };
+    const db = new lib.Fencepost(w.store, { ...w.options, onEvent });
+    const take = () => events.splice(0);
+    const line = (e) => e.type === "request" ? `request ${e.op} ${e.key} ${e.status} ${e.attempt} ${e.outcome}`
+      : e.type === "call" ? `call ${e.method} ${e.key} ${e.requests} ${e.outcome}`
+      : `lease ${e.key} ${e.epoch} ${e.action}${e.reason ? " " + e.reason : ""}`;
+    w.counts();
+    await db.claim("cron/1", 1);
+    const claimed = take();
+    eq(claimed.map(line), ["request put cron/1 200 1 ok", "call claim cron/1 1 ok"], "a won claim");
+    for (const e of claimed) assert(typeof e.ms === "number" && e.ms >= 0, `ms: ${e.ms}`);
+    eq(Object.keys(claimed[0]).sort(), ["attempt", "key", "ms", "op", "outcome", "status", "type"], "a request event's fields");
+    eq(Object.keys(claimed[1]).sort(), ["key", "method", "ms", "outcome", "requests", "type"], "a call event's fields");
+    const lease = await db.lease("jobs/1", { ttl: 30 });
+    eq(take().map(line), ["request get jobs/1 404 1 absent", "request put jobs/1 200 1 ok", "lease jobs/1 1 acquired", "call lease jobs/1 2 ok"], "acquired");
+    await lease.renew();
+    eq(take().map(line), ["request put jobs/1 200 1 ok", "call lease.renew jobs/1 1 ok", "lease jobs/1 1 renewed"], "renewed");
+    await db.breakLease("jobs/1");
+    eq(take().map(line), ["request get jobs/1 200 1 ok", "request put jobs/1 200 1 ok", "lease jobs/1 2 broken", "call breakLease jobs/1 2 ok"], "broken");
+    await rejects(lease.updateState(() => ({ late: true })), lib.LeaseLost, "fenced");
+    eq(take().map(line), ["request put jobs/1 412 1 refused", "request get jobs/1 200 1 ok", "lease jobs/1 1 lost stolen",
+      "call lease.updateState jobs/1 2 LEASE_LOST"], "lost, with its reason");
+    const next = await db.lease("jobs/1", { ttl: 30 });
+    take();
+    await next.release();
+    eq(take().map(line).slice(-3), ["request put jobs/1 200 1 ok", "lease jobs/1 3 released", "call lease.release jobs/1 1 ok"], "released");
+    await rejects(db.claim("log/x", 1), lib.InvalidArgument, "key rules");
+    eq(take().map(line), ["call claim log/x 0 INVALID_ARGUMENT"], "a refused call is reported, no request made");
+    await db.doc("d").update((n) => n + 1, { create: 0 });
+    await db.objects.list("");
+    const counted = w.counts();
+    eq(requestEvents, counted.get + counted.put + counted.delete + counted.list, "one request event per request the store saw");
+
+    // A handler that throws never changes a call's outcome.
+    let calls = 0;
+    const throwing = new lib.Fencepost(w.store, { ...w.options, onEvent: () => { calls++; throw new Error("handler bug"); } });
+    eq((await throwing.claim("cron/2", 2)).won, true, "the call succeeds");
+    eq((await throwing.doc("d").update((n) => n + 1)), 2, "and the next");
+    assert(calls >= 4, `the handler was called (${calls})`);
+    await rejects(Promise.resolve().then(() => new lib.Fencepost(w.store, { onEvent: "log" })), lib.InvalidArgument, "onEvent must be a function");
   });
 
   test("operate: objects.entries lists page by page (2,500 keys: 3 list requests), in key order, with etag, size, last-modified; startAfter", async () => {
