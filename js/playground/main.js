@@ -60,7 +60,7 @@ function renderSummary(s) {
   const rows = [
     ["claims", `${s.claims.keys} keys · ${s.claims.won} won · ${s.claims.converged} converged${s.claims.rejected ? ` · ${s.claims.rejected} rejected (retried)` : ""}`],
     ["lease", `${s.lease.epochs} epochs · ${s.lease.releases} releases · ${s.lease.leaseLost} LeaseLost`],
-    ["stalls", `${s.lease.stalls} (${s.lease.stolenWhileStalled} stolen meanwhile)`],
+    ["stalls", `${s.lease.stalls} (${s.lease.stolenWhileStalled} stolen meanwhile${s.breaks.whileStalled ? `, ${s.breaks.whileStalled} broken by the operator` : ""})`],
     ["cancels", `${s.lease.cancelRequests} requested · ${s.lease.cancelsHonoured} honoured`],
     ["operator", breaks(s.breaks)],
     ["fenced writes", `${s.writes.acknowledged} acknowledged · ${s.writes.fenced} fenced (LeaseLost) · ${s.writes.unacknowledged} failed · ${s.writes.inLog} in the log`],
