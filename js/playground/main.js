@@ -60,13 +60,14 @@ function renderSummary(s) {
   const rows = [
     ["claims", `${s.claims.keys} keys · ${s.claims.won} won · ${s.claims.converged} converged${s.claims.rejected ? ` · ${s.claims.rejected} rejected (retried)` : ""}`],
     ["lease", `${s.lease.epochs} epochs · ${s.lease.releases} releases · ${s.lease.leaseLost} LeaseLost`],
-    ["stalls", `${s.lease.stalls} (${s.lease.stolenWhileStalled} stolen meanwhile)`],
+    ["stalls", `${s.lease.stalls} (${s.lease.stolenWhileStalled} stolen meanwhile${s.breaks.whileStalled ? `, ${s.breaks.whileStalled} broken by the operator` : ""})`],
     ["cancels", `${s.lease.cancelRequests} requested · ${s.lease.cancelsHonoured} honoured`],
+    ["operator", breaks(s.breaks)],
     ["fenced writes", `${s.writes.acknowledged} acknowledged · ${s.writes.fenced} fenced (LeaseLost) · ${s.writes.unacknowledged} failed · ${s.writes.inLog} in the log`],
     ["renewals", String(s.writes.renewals)],
     ["faults injected", faults],
     ["rejections by code", rejections],
-    ["requests", s.requests ? `${s.requests.total} (get ${s.requests.get}, put ${s.requests.put})` : "…"],
+    ["requests", s.requests ? `${s.requests.total} (get ${s.requests.get}, put ${s.requests.put})${s.requests.operator ? ` · operator ${s.requests.operator}` : ""}` : "…"],
   ];
   $("summary").replaceChildren(...rows.flatMap(([k, v]) => {
     const dt = document.createElement("dt"), dd = document.createElement("dd");
@@ -76,8 +77,16 @@ function renderSummary(s) {
   }));
 }
 
+/** The operator's row: breaks, and how the old holders found out. */
+function breaks(b) {
+  if (!b.count) return sim.config.break > 0 ? "no lease broken" : "off (break rate 0)";
+  const told = Object.entries(b.fenced).map(([reason, n]) => `${n} ${reason}`).join(", ");
+  return `${b.count} breaks (${b.whileStalled} while stalled) · old holders fenced: LeaseLost ${told || "none"}` +
+    ` (${b.fencedWrites} on a write)${b.gaveUp ? ` · ${b.gaveUp} had given up` : ""}${b.neverLearnt ? ` · ${b.neverLearnt} never learnt` : ""}`;
+}
+
 const NAMES = ["one winner per claim key, and all agree", "one holder per epoch", "epochs in the write log never decrease",
-  "no acknowledged write lost (nor applied twice)", "fenced writes never land", "no unexpected errors"];
+  "no acknowledged write lost (nor applied twice)", "fenced writes never land", "no unexpected errors", "a broken lease fences its old holder"];
 
 function renderInvariants(list) {
   const items = (list ?? NAMES.map((name) => ({ name, pending: true }))).map((inv) => {

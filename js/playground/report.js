@@ -2,7 +2,7 @@
 // js/support/invariants.js, on this simulation's events and the store's final contents), the
 // counts of the summary panel, and a fingerprint of the history.
 import { hash32 } from "../support/prng.js";
-import { NOTHING_WRITTEN, claimProblems, epochProblems, fencingProblems, refusedProblems, writeProblems } from "../support/invariants.js";
+import { NOTHING_WRITTEN, breakProblems, claimProblems, epochProblems, fencingProblems, refusedProblems, writeProblems } from "../support/invariants.js";
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
@@ -66,7 +66,55 @@ export function checkInvariants(events, final) {
   // 6. The workers only ever saw fencepost's own errors (anything else is a bug).
   {
     const crashes = by("crash");
-    check("no unexpected errors", crashes.map((c) => `w${c.w} ${c.task}: ${c.message.split("\n")[0]}`), "every rejection was a FencepostError");
+    check("no unexpected errors", crashes.map((c) => `${c.w ? `w${c.w} ` : ""}${c.task}: ${c.message.split("\n")[0]}`), "every rejection was a FencepostError");
+  }
+
+  // 7. A lease the operator broke fences its old holder: nothing of its epoch lands after the
+  // break, it is told LeaseLost (stolen), and the next acquirer gets a higher epoch still.
+  {
+    const at = new Map(events.map((e, i) => [e, i])); // an event's place in the history
+    const breaks = by("break").map((b) => ({ epoch: b.epoch, previous: b.previous, at: at.get(b), logAt: b.logAt }));
+    const acquisitions = by("acquire").map((a) => ({ epoch: a.epoch, holder: a.holder, at: at.get(a) }));
+    const holderOf = new Map(acquisitions.map((a) => [a.epoch, a.holder]));
+    const ops = events
+      .filter((e) => ["write", "renew", "release", "lost"].includes(e.type) || (e.type === "rejected" && ["write", "renew", "release"].includes(e.op)))
+      .map((e) => ({
+        holder: holderOf.get(e.epoch), epoch: e.epoch, op: e.type === "lost" || e.type === "rejected" ? e.op : e.type, started: e.seq,
+        ok: e.type !== "lost" && e.type !== "rejected", reason: e.type === "lost" ? e.reason : undefined, code: e.type === "rejected" ? e.code : undefined,
+        id: e.n !== undefined && (e.type === "write" || e.op === "write") ? id(e) : undefined,
+      }));
+    const problems = breakProblems({ breaks, acquisitions, log: log.map((e) => ({ epoch: e.epoch, id: `${e.by} #${e.n}` })), ops });
+    const fenced = breakOutcomes(events);
+    const next = breaks.map((b) => acquisitions.find((a) => a.at > b.at && a.epoch > b.previous.epoch)?.epoch ?? "—");
+    check("a broken lease fences its old holder", problems, breaks.length === 0 ? "no lease was broken in this run" :
+      `${plural(breaks.length, "break")} (epoch ${breaks.map((b) => `${b.previous.epoch}→${b.epoch}`).join(", ")}); ` +
+      `${fenced.told} old ${fenced.told === 1 ? "holder" : "holders"} told LeaseLost (stolen)${fenced.gaveUp ? `, ${fenced.gaveUp} had given up already` : ""}` +
+      `${fenced.neverLearnt ? `, ${fenced.neverLearnt} failed before learning` : ""}; ` +
+      `nothing of a broken epoch landed after its break; next acquisitions at epoch ${next.join(", ")}`);
+  }
+  return out;
+}
+
+/**
+ * For each break, the old holder's outcome: the LeaseLost that fenced it (its op and reason);
+ * else it had given up already (its release failed: `abandon`), or every operation it tried
+ * afterwards failed before it could learn.
+ */
+export function breakOutcomes(events) {
+  const out = { told: 0, gaveUp: 0, neverLearnt: 0, writes: 0, byReason: {} };
+  for (const b of events.filter((e) => e.type === "break")) {
+    if (b.holderW === null) continue;
+    const mine = (type) => events.find((e) => e.type === type && e.w === b.holderW && e.epoch === b.previous.epoch);
+    const lost = mine("lost");
+    if (!lost) {
+      const abandon = mine("abandon");
+      if (abandon && events.indexOf(abandon) < events.indexOf(b)) out.gaveUp++;
+      else out.neverLearnt++;
+      continue;
+    }
+    out.told += lost.reason === "stolen" ? 1 : 0;
+    out.writes += lost.op === "write" ? 1 : 0;
+    out.byReason[lost.reason] = (out.byReason[lost.reason] ?? 0) + 1;
   }
   return out;
 }
@@ -79,6 +127,8 @@ export function summarize(events, final) {
   const acquire = by("acquire");
   const stalls = by("stall");
   const stolenFromStall = stalls.filter((s) => events.some((e) => e.type === "acquire" && e.epoch > s.epoch && e.t > s.t && e.t < s.until)).length;
+  const breaks = by("break");
+  const outcomes = breakOutcomes(events);
   return {
     claims: {
       keys: new Set(claims.map((c) => c.key)).size,
@@ -103,9 +153,17 @@ export function summarize(events, final) {
       inLog: final?.job?.state?.log?.length ?? 0,
       renewals: by("renew").length,
     },
+    breaks: {
+      count: breaks.length,
+      whileStalled: breaks.filter((b) => b.stalled).length,
+      fenced: outcomes.byReason, // the old holders' LeaseLost after a break, by reason
+      fencedWrites: outcomes.writes, // … of which on a fenced write (else a renew or release)
+      gaveUp: outcomes.gaveUp, // the old holder had stopped already (its release failed)
+      neverLearnt: outcomes.neverLearnt, // every operation it tried afterwards failed before learning
+    },
     faults: tally(by("fault"), "kind"),
     rejections: tally([...by("rejected"), ...by("lost").map((l) => ({ code: "LEASE_LOST" }))], "code"),
-    requests: final?.requests ?? null,
+    requests: final ? { ...final.requests, operator: final.operatorRequests ?? 0 } : null,
     simulatedSeconds: final ? Math.round(final.t * 100) / 100 : null,
   };
 }

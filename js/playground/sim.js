@@ -6,6 +6,11 @@
 //          cancelled (a cooperativeWrite set state.cancel), or lost. Sometimes a worker stalls
 //          longer than the ttl: the lease expires, another worker steals it, and the stalled
 //          holder's next write is fenced with LeaseLost. Idle workers sometimes request a cancel.
+// An operator (its own task and store, no faults) checks the job lease once a second with
+// db.inspect; when it looks stuck — held, but no heartbeat for over half the ttl, as while its
+// holder stalls — it breaks it (db.breakLease) with the `break` probability: the store moves to
+// the next epoch with no holder, the old holder's next guarded write is fenced with LeaseLost
+// (reason "stolen"), and the next acquirer gets a higher epoch still.
 // Before an operation the task may inject one fault on its own store (lost response, competing
 // write, 503s, delay); it is recorded only if the operation actually made the request it targets.
 //
@@ -28,18 +33,20 @@ export const DEFAULTS = Object.freeze({
   delay: 0.05, // per operation: the request waits 0.5 s – ttl/2 first
   stall: 0.06, // per unit of work: the holder pauses 1.4–2.2 × ttl without renewing
   cancel: 0.03, // per idle poll: request a cooperative cancel of the running job
+  break: 0.15, // per operator check (one a second) while the job lease looks stuck: db.breakLease("job")
 });
 
 /** Limits for the controls and the query string: [min, max, integer?]. */
 export const LIMITS = {
   workers: [1, 12, true], seed: [0, 2 ** 31 - 1, true], ttl: [2, 60, false], duration: [10, 600, false],
   cronEvery: [1, 60, false], lost: [0, 1, false], conflict: [0, 1, false], unavailable: [0, 1, false],
-  delay: [0, 1, false], stall: [0, 1, false], cancel: [0, 1, false],
+  delay: [0, 1, false], stall: [0, 1, false], cancel: [0, 1, false], break: [0, 1, false],
 };
 
 const ALL_FAULTS = ["lost", "conflict", "unavailable", "delay"];
 const MAX_ATTEMPTS = 4; // per request; a burst of 4 × 503 therefore surfaces as a StorageError
 const START = Date.UTC(2026, 0, 1);
+const OPERATOR_OFFSET = 0.125; // seconds past each whole second: off the 0.25-s grid of the job's operations
 
 /** A config with every field present and in range (unknown or invalid fields fall back to DEFAULTS). */
 export function normalizeConfig(input = {}) {
@@ -73,11 +80,15 @@ export class Simulation {
     this.inspector = new Fencepost(this.memory, { clock: this.clock }); // reads the truth at the end, no faults
     this.events = [];
     this.claimStarted = new Set(); // claim keys some worker has already called claim() on
+    this.brokenEpochs = new Set(); // job epochs the operator has broken
     this.done = false;
     this.final = null;
     this.workers = Array.from({ length: config.workers }, (_, i) => this.#makeWorker(i + 1));
-    this.pending = this.workers.length * 2;
+    // The operator only exists with a break rate (at 0 it makes no requests and draws no random numbers).
+    this.operator = config.break > 0 ? this.#makeOperator() : null;
+    this.pending = this.workers.length * 2 + (this.operator ? 1 : 0);
     this.tasks = this.workers.flatMap((w) => [this.#task(w, "cron", () => this.#cronLoop(w)), this.#task(w, "job", () => this.#jobLoop(w))]);
+    if (this.operator) this.tasks.push(this.#task(this.operator, "operator", () => this.#operatorLoop()));
   }
 
   /** Simulated seconds since the start. */
@@ -125,7 +136,13 @@ export class Simulation {
       job: { store: jobStore, db: new Fencepost(jobStore, { clock: this.clock, retry }), rng: prng(this.config.seed, `${name}/job`) },
       n: 0, // fenced writes attempted
       acquisitions: 0,
+      stall: null, // {epoch, until} while the job task stalls
     };
+  }
+
+  #makeOperator() {
+    const store = faultStore(this.memory, { clock: this.clock }); // no faults injected: only counted
+    return { id: 0, name: "operator", store, db: new Fencepost(store, { clock: this.clock }), rng: prng(this.config.seed, "operator") };
   }
 
   async #task(w, kind, body) {
@@ -271,7 +288,9 @@ export class Simulation {
         const t0 = this.now;
         const seconds = quarter(ttl * (1.4 + 0.8 * rng()));
         this.#record({ type: "stall", w: w.id, epoch, seconds, until: t0 + seconds, deadline: this.#rel(lease.deadlineAt) });
+        w.stall = { epoch, until: t0 + seconds };
         await this.#sleep(seconds);
+        w.stall = null;
       } else {
         await this.#sleep(quarter(0.5 + rng()));
       }
@@ -284,23 +303,30 @@ export class Simulation {
         if (log.some((e) => e.by === entry.by && e.n === entry.n)) return s;
         return { ...(s ?? {}), log: [...log, entry] };
       };
-      const safe = () => lease.deadlineAt.getTime() - this.clock.now() > 500; // nobody can have stolen it
+      // A competing write of these bytes only while nobody can have taken the lease over: not near
+      // its deadline, and not broken by the operator (the fault puts the old holder's document
+      // unconditionally, which would undo the break as no real writer could).
+      const safe = () => !this.brokenEpochs.has(epoch) && lease.deadlineAt.getTime() - this.clock.now() > 500;
+      // `seq`: how many events were recorded when an operation started (it orders the operation
+      // after every event before it, a break included).
+      let seq = this.events.length;
       try {
         await this.#withFault(w, "job", "write", "job", { kinds: ALL_FAULTS, conflictOk: safe }, () => lease.updateState(append));
-        this.#record({ type: "write", w: w.id, epoch, n: entry.n });
+        this.#record({ type: "write", w: w.id, epoch, n: entry.n, seq });
       } catch (e) {
-        if (e instanceof LeaseLost) return this.#lost(w, lease, "write", e, entry);
-        this.#rejected(w, "write", e, { epoch, n: entry.n, unacknowledged: true });
+        if (e instanceof LeaseLost) return this.#lost(w, lease, "write", e, seq, entry);
+        this.#rejected(w, "write", e, { epoch, n: entry.n, seq, unacknowledged: true });
       }
       if (this.#cancelRequested(w, lease)) return this.#release(w, lease, "cancelled");
 
       // Heartbeat: the deadline moves to now + ttl (and any cooperative write is absorbed).
+      seq = this.events.length;
       try {
         await this.#withFault(w, "job", "renew", "job", { kinds: ALL_FAULTS, conflictOk: safe }, () => lease.renew());
-        this.#record({ type: "renew", w: w.id, epoch, deadline: this.#rel(lease.deadlineAt) });
+        this.#record({ type: "renew", w: w.id, epoch, seq, deadline: this.#rel(lease.deadlineAt) });
       } catch (e) {
-        if (e instanceof LeaseLost) return this.#lost(w, lease, "renew", e);
-        this.#rejected(w, "renew", e, { epoch });
+        if (e instanceof LeaseLost) return this.#lost(w, lease, "renew", e, seq);
+        this.#rejected(w, "renew", e, { epoch, seq });
       }
     }
     return this.#release(w, lease, this.stopping ? "stopped" : "done");
@@ -314,6 +340,7 @@ export class Simulation {
   }
 
   async #release(w, lease, reason) {
+    const seq = this.events.length;
     try {
       if (reason === "cancelled") {
         // Honour the cancel: the final state clears it (and keeps the log).
@@ -322,17 +349,17 @@ export class Simulation {
       } else {
         await this.#withFault(w, "job", "release", "job", { kinds: ["lost", "unavailable"] }, () => lease.release());
       }
-      this.#record({ type: "release", w: w.id, epoch: lease.epoch, reason });
+      this.#record({ type: "release", w: w.id, epoch: lease.epoch, reason, seq });
     } catch (e) {
-      if (e instanceof LeaseLost) return this.#lost(w, lease, "release", e);
-      this.#rejected(w, "release", e, { epoch: lease.epoch });
+      if (e instanceof LeaseLost) return this.#lost(w, lease, "release", e, seq);
+      this.#rejected(w, "release", e, { epoch: lease.epoch, seq });
       // Not released: the lease simply expires at its deadline.
       this.#record({ type: "abandon", w: w.id, epoch: lease.epoch, reason, deadline: this.#rel(lease.deadlineAt) });
     }
   }
 
-  #lost(w, lease, op, e, entry) {
-    this.#record({ type: "lost", w: w.id, epoch: lease.epoch, op, n: entry?.n, message: e.message });
+  #lost(w, lease, op, e, seq, entry) {
+    this.#record({ type: "lost", w: w.id, epoch: lease.epoch, op, n: entry?.n, seq, reason: e.reason, message: e.message });
   }
 
   async #requestCancel(w) {
@@ -343,6 +370,65 @@ export class Simulation {
       this.#record({ type: "cancelRequest", w: w.id, applied: state !== null });
     } catch (e) {
       this.#rejected(w, "cancel", e);
+    }
+  }
+
+  // ----------------------------------------------------------------------------------- operator
+
+  /**
+   * Once a second: inspect the job lease; if it is held but looks stuck (no heartbeat for over half
+   * the ttl), break it with the `break` probability. What the operator goes by comes from the store
+   * alone (the `stalled` it records is the simulation's knowledge, for the timeline). It acts an
+   * eighth of a second past the whole second, off the quarter-second grid every job operation runs
+   * on, so its requests never interleave with a worker's: the log length it reads right after a
+   * break is the log at the break.
+   */
+  async #operatorLoop() {
+    const { db, rng } = this.operator;
+    const { ttl } = this.config;
+    for (let tick = 1; tick < this.config.duration; tick++) {
+      await this.#sleep(tick + OPERATOR_OFFSET - this.now);
+      if (this.stopping) return;
+      let seen;
+      try {
+        seen = await db.inspect("job");
+      } catch (e) {
+        if (!(e instanceof FencepostError)) throw e;
+        this.#record({ type: "rejected", operator: true, op: "inspect", code: e.code, message: e.message });
+        continue;
+      }
+      const held = seen?.kind === "lease" ? seen.lease : null;
+      if (!held || held.released || held.expired || held.holder === null) continue;
+      const quiet = ttl - held.expiresIn; // seconds since the last heartbeat (or the acquisition)
+      if (quiet <= ttl / 2 || rng() >= this.config.break) continue;
+      let broken;
+      try {
+        broken = await db.breakLease("job");
+      } catch (e) {
+        if (!(e instanceof FencepostError)) throw e;
+        this.#record({ type: "rejected", operator: true, op: "break", code: e.code, message: e.message });
+        continue;
+      }
+      if (!broken) continue;
+      const { previous } = broken;
+      this.brokenEpochs.add(previous.epoch);
+      const holder = this.workers.find((w) => previous.holder?.startsWith(`${w.name}-`)) ?? null;
+      const event = this.#record({
+        type: "break", epoch: broken.epoch,
+        previous: { epoch: previous.epoch, holder: previous.holder, deadline: previous.deadlineAt ? this.#rel(previous.deadlineAt) : null, expired: previous.expired, released: previous.released },
+        holderW: holder?.id ?? null,
+        stalled: holder?.stall?.epoch === previous.epoch && holder.stall.until > this.now,
+        quiet: Math.round(quiet * 1000) / 1000,
+        logAt: null,
+      });
+      // Where the write log stood at the break: nothing under the broken epoch may follow it. Read at
+      // once (no time passes, no worker runs meanwhile, nobody holds the new epoch).
+      try {
+        const after = await db.inspect("job");
+        if (after?.kind === "lease" && after.lease.epoch === broken.epoch) event.logAt = after.lease.state?.log?.length ?? 0;
+      } catch (e) {
+        if (!(e instanceof FencepostError)) throw e;
+      }
     }
   }
 
@@ -360,12 +446,13 @@ export class Simulation {
     const claims = {};
     for (const key of await objects.list("cron/")) claims[key] = decode(await objects.get(key));
     const requests = { get: 0, put: 0, delete: 0, list: 0, total: 0 };
-    for (const w of this.workers) {
-      for (const task of ["cron", "job"]) {
-        const c = w[task].store.requestCounts();
-        for (const k of Object.keys(requests)) requests[k] += c[k];
-      }
+    const stores = this.workers.flatMap((w) => [w.cron.store, w.job.store]);
+    if (this.operator) stores.push(this.operator.store);
+    for (const store of stores) {
+      const c = store.requestCounts();
+      for (const k of Object.keys(requests)) requests[k] += c[k];
     }
-    return { job, claims, requests, t: this.now };
+    const operatorRequests = this.operator ? this.operator.store.requestCounts().total : 0;
+    return { job, claims, requests, operatorRequests, t: this.now };
   }
 }

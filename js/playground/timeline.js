@@ -1,8 +1,9 @@
 // Draws a simulation's events as an SVG timeline: time left to right, a lane for the job document
-// (which epoch the store is at, and who holds it) and one lane per worker with
+// (which epoch the store is at, and who holds it; the operator's breaks as ⚡) and one lane per worker with
 //   top row:    claims (● won, ○ converged on the winner's value, ✕ rejected),
 //   middle row: lease periods as bars coloured by epoch, fenced writes as ticks on them, stalls
-//               hatched, the deadline that passed during a stall dashed, LeaseLost as a red ✕,
+//               hatched, the deadline that passed during a stall dashed, LeaseLost as a red ✕, the
+//               rest of a period after the operator broke it faded (the holder does not know yet),
 //   bottom row: faults injected into that worker's requests (▲ coloured by kind; a delay as a line),
 //               rejections (□ by code) and cooperative cancels requested (◆).
 // Every mark has a <title>, so hovering explains it. Marks carry a class (lease, write, claim,
@@ -78,18 +79,22 @@ export function drawTimeline(svg, { events, config, now, workers }) {
     return cls;
   };
 
+  // The operator's breaks, by the epoch they broke.
+  const breaks = new Map(events.filter((e) => e.type === "break").map((b) => [b.previous.epoch, b]));
+
   // Lease periods per worker: acquire → release / lost / abandoned / still held.
   const periods = [];
   const open = new Map(); // worker → period
   for (const e of events) {
     if (e.type === "acquire") {
-      const p = { w: e.w, epoch: e.epoch, holder: e.holder, start: e.t, end: null, how: "held", stalls: [], writes: 0 };
+      const p = { w: e.w, epoch: e.epoch, holder: e.holder, start: e.t, end: null, how: "held", stalls: [], writes: 0, broken: breaks.get(e.epoch) ?? null, lost: null };
       periods.push(p);
       open.set(e.w, p);
     } else if (["release", "lost", "abandon"].includes(e.type) && open.get(e.w)?.epoch === e.epoch) {
       const p = open.get(e.w);
       p.end = e.t;
-      p.how = e.type === "release" ? `released (${e.reason})` : e.type === "lost" ? `LeaseLost on ${e.op}` : "not released: expires at its deadline";
+      p.how = e.type === "release" ? `released (${e.reason})` : e.type === "lost" ? `LeaseLost (${e.reason}) on ${e.op}` : "not released: expires at its deadline";
+      if (e.type === "lost") p.lost = e;
       open.delete(e.w);
     } else if (e.type === "stall" && open.get(e.w)?.epoch === e.epoch) {
       open.get(e.w).stalls.push(e);
@@ -102,12 +107,26 @@ export function drawTimeline(svg, { events, config, now, workers }) {
   const storeLane = el(svg, "g", { class: "store-lane" });
   periods.forEach((p, i) => {
     const next = periods[i + 1]?.start ?? now;
-    const until = p.end !== null && p.how.startsWith("released") ? p.end : next;
+    let until = p.end !== null && p.how.startsWith("released") ? p.end : next;
+    if (p.broken) until = Math.min(until, p.broken.t); // the store moved on to the break's epoch
     const x0 = x(p.start), x1 = Math.max(x(until), x0 + 1.5);
     el(storeLane, "rect", { x: x0, y: AXIS + 6, width: x1 - x0, height: 16, rx: 2, fill: epochColour(p.epoch), class: mark("epoch") },
       `epoch ${p.epoch}: ${p.holder}, ${fmt(p.start)} → ${fmt(until)}`);
     if (x1 - x0 > 26) el(storeLane, "text", { x: x0 + 3, y: AXIS + 18, class: "bar-label" }).textContent = `e${p.epoch} w${p.w}`;
   });
+  // The operator's breaks: ⚡ on the job lane, a dashed line down to the holder it fenced.
+  for (const b of breaks.values()) {
+    const cx = x(b.t), y = AXIS + 2;
+    const p = periods.find((q) => q.epoch === b.previous.epoch);
+    const next = periods.find((q) => q.epoch > b.previous.epoch);
+    if (b.holderW) el(storeLane, "line", { x1: cx, x2: cx, y1: AXIS + 22, y2: laneTop(b.holderW) + 17, stroke: "#1f2328", "stroke-opacity": 0.7, "stroke-width": 1.2, "stroke-dasharray": "3 2", "pointer-events": "none" });
+    const told = p?.lost ? `${p.lost.op}${p.lost.n ? ` #${p.lost.n}` : ""} fenced at ${fmt(p.lost.t)}: LeaseLost (${p.lost.reason})`
+      : p?.how.startsWith("not released") ? "it had already given up (its release failed)" : "it never learnt (its requests failed first)";
+    el(storeLane, "path", { d: `M${cx + 3},${y}L${cx - 5},${y + 13}L${cx},${y + 13}L${cx - 3},${y + 25}L${cx + 5},${y + 10}L${cx},${y + 10}Z`, fill: "#1f2328", stroke: "#ffffff", "stroke-width": 1, class: mark("break") },
+      `operator: db.breakLease("job") at ${fmt(b.t)} — epoch ${b.previous.epoch} (${b.previous.holder ?? "no holder"}), no heartbeat for ${fmt(b.quiet)}, deadline ${b.previous.deadline === null ? "—" : fmt(b.previous.deadline)}` +
+      `${b.stalled ? ", its holder stalled" : ""} → the store is at epoch ${b.epoch}, released (no holder)` +
+      `${b.holderW ? `; w${b.holderW}: ${told}` : ""}; next acquisition: ${next ? `epoch ${next.epoch} (w${next.w}) at ${fmt(next.start)}` : "none"}`);
+  }
 
   // Lease bars, stalls.
   const bars = el(svg, "g", { class: "leases" });
@@ -118,6 +137,11 @@ export function drawTimeline(svg, { events, config, now, workers }) {
     el(bars, "rect", { x: x0, y: top + 17, width: x1 - x0, height: 16, rx: 2, fill: epochColour(p.epoch), class: mark("lease") },
       `w${p.w} holds epoch ${p.epoch} (${p.holder}) ${fmt(p.start)} → ${fmt(end_)}: ${p.how}; ${p.writes} fenced writes`);
     if (x1 - x0 > 20) el(bars, "text", { x: x0 + 3, y: top + 29, class: "bar-label" }).textContent = `e${p.epoch}`;
+    if (p.broken && p.broken.t < end_) {
+      // After the break the holder still takes the epoch for its own, until a guarded write says otherwise.
+      el(bars, "rect", { x: x(p.broken.t), y: top + 17, width: Math.max(1, x(end_) - x(p.broken.t)), height: 16, fill: "#ffffff", "fill-opacity": 0.6, class: mark("broken") },
+        `epoch ${p.epoch} broken by the operator at ${fmt(p.broken.t)}; w${p.w} does not know until its next guarded write (${p.how} at ${fmt(end_)})`);
+    }
     for (const s of p.stalls) {
       const s1 = Math.min(s.until, end_);
       el(bars, "rect", { x: x(s.t), y: top + 17, width: Math.max(1, x(s1) - x(s.t)), height: 16, fill: "url(#stall-hatch)", class: mark("stall") },
@@ -132,6 +156,11 @@ export function drawTimeline(svg, { events, config, now, workers }) {
   // Point marks.
   const marks = el(svg, "g", { class: "marks" });
   for (const e of events) {
+    if (e.type === "rejected" && e.operator) {
+      // The operator's own requests failed (it sees no injected faults: rare).
+      el(marks, "rect", { x: x(e.t) - 3.5, y: AXIS + 10.5, width: 7, height: 7, fill: "#ffffff", stroke: "#cf222e", "stroke-width": 1.5, class: mark("rejected") },
+        `operator's ${e.op} rejected with ${e.code} at ${fmt(e.t)}: ${e.message}`);
+    }
     if (!e.w) continue;
     const top = laneTop(e.w);
     const cx = x(e.t);
@@ -147,7 +176,8 @@ export function drawTimeline(svg, { events, config, now, workers }) {
       case "lost": {
         const cy = top + 25;
         el(marks, "path", { d: `M${cx - 5},${cy - 5}L${cx + 5},${cy + 5}M${cx - 5},${cy + 5}L${cx + 5},${cy - 5}`, stroke: "#cf222e", "stroke-width": 2.4, class: mark("leaselost") },
-          `LeaseLost: w${e.w}'s ${e.op}${e.n ? ` #${e.n}` : ""} in epoch ${e.epoch} fenced at ${fmt(e.t)} — ${e.message}`);
+          `LeaseLost (${e.reason}): w${e.w}'s ${e.op}${e.n ? ` #${e.n}` : ""} in epoch ${e.epoch} fenced at ${fmt(e.t)}` +
+          `${breaks.has(e.epoch) ? ` (the operator broke epoch ${e.epoch} at ${fmt(breaks.get(e.epoch).t)})` : ""} — ${e.message}`);
         break;
       }
       case "fault": {

@@ -117,6 +117,60 @@ export function fencingProblems(log) {
 }
 
 /**
+ * Broken leases (`db.breakLease`), for one key: a break writes the next epoch with no holder, so
+ * the holder it broke is fenced. For every break: its epoch is above the one it broke; every
+ * acquisition after it that was not already in the store has a higher epoch still; no write under
+ * the broken epoch (or an earlier one) lands after it; no guarded operation of the old holder that
+ * started after it succeeded; and an old holder that tried one was told `LeaseLost` with reason
+ * "stolen" — unless every one it tried failed before it could learn (a storage error). (One that
+ * tried none had stopped already: a release that failed leaves the lease to its deadline.)
+ *
+ *   breaks        [{epoch, previous: {epoch, holder}, at, logAt?}]: `at` orders the break (its
+ *                 completion) among the other records; `logAt` the length of the write log right
+ *                 after it (null: unknown)
+ *   acquisitions  [{epoch, holder, at}]: `at` when it was recorded (after it landed)
+ *   log           [{epoch, id}]: the lease state's write log, in order
+ *   ops           [{holder, epoch, op, started, ok, reason?, code?, id?}]: the holders' guarded
+ *                 operations (write, renew, release): acknowledged (`ok`), or failed with LeaseLost
+ *                 (`reason`) or another error (`code`); `started` orders its start among the
+ *                 records (after the break when started > the break's `at`); `id` a write's id
+ */
+export function breakProblems({ breaks, acquisitions, log, ops }) {
+  const problems = [];
+  const logIds = new Set(log.map((e) => e.id));
+  for (const b of breaks) {
+    const e = b.previous.epoch;
+    const name = `the break of epoch ${e}`;
+    if (!(b.epoch > e)) problems.push(`${name} wrote epoch ${b.epoch}, not a higher one`);
+    // Acquisitions recorded later with an epoch ≤ e were in the store before the break.
+    for (const a of acquisitions) {
+      if (a.at > b.at && a.epoch > e && a.epoch <= b.epoch) problems.push(`${a.holder} acquired epoch ${a.epoch} after ${name} (to epoch ${b.epoch})`);
+    }
+    if (b.logAt !== null && b.logAt !== undefined) {
+      if (log.length < b.logAt) problems.push(`the write log has ${log.length} entries, ${b.logAt} at ${name}`);
+      for (const entry of log.slice(b.logAt)) {
+        if (entry.epoch <= e) problems.push(`${entry.id} (epoch ${entry.epoch}) landed after ${name}`);
+      }
+    }
+    if (b.previous.holder === null || b.previous.holder === undefined) continue;
+    const holder = b.previous.holder;
+    const mine = ops.filter((o) => o.holder === holder && o.epoch === e);
+    const late = mine.filter((o) => o.started > b.at);
+    for (const o of late) {
+      if (o.ok) problems.push(`${holder}'s ${o.op}${o.id ? ` ${o.id}` : ""} (epoch ${e}), started after ${name}, succeeded`);
+      else if (o.id && logIds.has(o.id)) problems.push(`${holder}'s ${o.op} ${o.id} (epoch ${e}), started after ${name}, is in the log`);
+    }
+    for (const o of mine) {
+      if (o.reason !== undefined && o.reason !== "stolen") problems.push(`${holder} (epoch ${e}) was told LeaseLost with reason "${o.reason}" after ${name}, not "stolen"`);
+    }
+    const told = mine.some((o) => o.reason === "stolen");
+    const neverLearnt = late.every((o) => !o.ok && o.reason === undefined);
+    if (late.length > 0 && !told && !neverLearnt) problems.push(`${holder} (epoch ${e}) was never told LeaseLost (stolen) after ${name}`);
+  }
+  return problems;
+}
+
+/**
  * Writes: every acknowledged write is in the final state, and no write is there twice.
  *
  *   ids    the ids of the writes in the final state, in order, repeats included
