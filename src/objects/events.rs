@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use super::Objects;
 use crate::base::error::{Error, LostReason, Result};
-use crate::store::{ListPage, Op, PutOutcome, StoreResult, StoredObject};
+use crate::store::{Op, Reply, Request, StoreResult};
 
 /// The callback: called synchronously, on the task that made the request or call, so it must be
 /// quick (queue the work). It cannot change a call's outcome.
@@ -77,51 +77,6 @@ impl LeaseAction {
     }
 }
 
-/// A store's answer as a request event reports it: status and outcome.
-pub(crate) trait Answer {
-    fn answer(&self) -> (u16, &'static str);
-}
-
-impl Answer for Option<StoredObject> {
-    fn answer(&self) -> (u16, &'static str) {
-        if self.is_some() { (200, "ok") } else { (404, "absent") }
-    }
-}
-impl Answer for PutOutcome {
-    fn answer(&self) -> (u16, &'static str) {
-        match self {
-            PutOutcome::Written { .. } => (200, "ok"),
-            PutOutcome::PreconditionFailed => (412, "refused"),
-        }
-    }
-}
-impl Answer for () {
-    fn answer(&self) -> (u16, &'static str) {
-        (204, "ok")
-    }
-}
-/// A conditional delete: done, or refused.
-impl Answer for bool {
-    fn answer(&self) -> (u16, &'static str) {
-        if *self { (204, "ok") } else { (412, "refused") }
-    }
-}
-impl Answer for ListPage {
-    fn answer(&self) -> (u16, &'static str) {
-        (200, "ok")
-    }
-}
-
-fn status_and_outcome<T: Answer>(result: &StoreResult<T>) -> (Option<u16>, &'static str) {
-    match result {
-        Ok(answer) => {
-            let (status, outcome) = answer.answer();
-            (Some(status), outcome)
-        }
-        Err(e) => (e.status, e.kind.as_str()),
-    }
-}
-
 /// One call being observed: its own request count and its start.
 pub(crate) struct Call {
     method: &'static str,
@@ -155,24 +110,27 @@ impl Objects {
     }
 
     /// Report a request that has been answered (`Some`) or abandoned in flight (`None`).
-    pub(super) fn request_ended<T: Answer>(
+    pub(super) fn request_ended(
         &self,
         started: Option<f64>,
-        op: Op,
-        key: &str,
+        request: &Request<'_>,
         attempt: u32,
-        result: Option<&StoreResult<T>>,
+        answer: Option<&StoreResult<Reply>>,
     ) {
         let Some(started) = started else { return };
-        let (status, outcome) = result.map_or((None, "abandoned"), status_and_outcome);
-        self.report_request(started, op, key, attempt, status, outcome);
-    }
-
-    fn report_request(&self, started: f64, op: Op, key: &str, attempt: u32, status: Option<u16>, outcome: &str) {
         if let Some(n) = &self.observer.call_requests {
             n.set(n.get() + 1);
         }
+        let (status, outcome) = match answer {
+            None => (None, "abandoned"),
+            Some(Ok(reply)) => {
+                let (status, outcome) = reply.status();
+                (Some(status), outcome)
+            }
+            Some(Err(e)) => (e.status, e.kind.as_str()),
+        };
         let ms = self.millis() - started;
+        let (op, key) = (request.op(), request.key());
         self.emit(Event::Request { op, key, status, attempt, ms, outcome });
     }
 

@@ -16,11 +16,11 @@ use crate::base::cancel::Cancel;
 use crate::base::error::{Error, Result, quoted};
 use crate::codec::keys::{validate_key, validate_prefix};
 use crate::store::{
-    ListPage, ObjectStore, Op, Precondition, StoreResult, StoredObject, WriteMeta, collect_keys, malformed_listing,
-    normalize_etag,
+    ListPage, ObjectStore, Precondition, Reply, Request, StoreResult, StoredObject, WriteMeta, collect_keys,
+    malformed_listing, normalize_etag,
 };
 use crate::time::{Clock, ClockSource, Timestamp};
-use events::{Answer, Call, Observer, OnEvent};
+use events::{Call, Observer, OnEvent};
 use retry::{Abandon, RetryPolicy};
 
 /// `wait_for` polls at most this often (seconds).
@@ -289,7 +289,7 @@ impl Objects {
     /// stores with a conditional delete ([`ObjectStore::conditional_delete`]).
     pub async fn delete_if_match(&self, key: &str, etag: &str) -> Result<bool> {
         self.check_key(key)?;
-        self.retrying(Op::Delete, key, Abandon::OnCancel, || self.store.delete_if_match(key, etag)).await
+        Ok(self.retrying(Request::DeleteIfMatch { key, etag }, Abandon::OnCancel).await?.into_deleted())
     }
 
     /// Whether the store honours [`Objects::delete_if_match`].
@@ -328,8 +328,8 @@ impl Objects {
     /// same page again.
     pub(crate) async fn page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> Result<ListPage> {
         validate_prefix(prefix)?;
-        let list = || self.store.list_page(prefix, start_after, cursor);
-        let mut page = self.retrying(Op::List, prefix, Abandon::OnCancel, list).await?;
+        let list = Request::List { prefix, start_after, cursor };
+        let mut page = self.retrying(list, Abandon::OnCancel).await?.into_page();
         // What a server reports outside the asked-for range is not ours to hand on.
         page.entries.retain(|e| e.key.starts_with(prefix) && start_after.is_none_or(|after| e.key.as_str() > after));
         if cursor.is_some() && page.next.as_deref() == cursor {
@@ -377,11 +377,11 @@ impl Objects {
     // ---- the paths layer 1 uses (keys already validated) ----
 
     pub(crate) async fn read(&self, key: &str) -> Result<Option<StoredObject>> {
-        self.retrying(Op::Get, key, Abandon::OnCancel, || self.store.get(key)).await
+        Ok(self.retrying(Request::Get(key), Abandon::OnCancel).await?.into_object())
     }
 
     pub(crate) async fn remove(&self, key: &str) -> Result<()> {
-        self.retrying(Op::Delete, key, Abandon::OnCancel, || self.store.delete(key)).await
+        self.retrying(Request::Delete(key), Abandon::OnCancel).await.map(drop)
     }
 
     /// Create `key` only if absent.
@@ -400,36 +400,23 @@ impl Objects {
         self.write(key, body, Precondition::IfMatch(base_etag.to_owned()), Some(base_meta)).await
     }
 
-    /// Attempt `attempt` of a request to the store. With [`Abandon::OnCancel`] it is abandoned for
-    /// the cancel's reason if that fires first (or has already: then nothing is sent). The store's
+    /// Attempt `attempt` of `request`. With [`Abandon::OnCancel`] it is abandoned for the
+    /// cancel's reason if that fires first (or has already: then nothing is sent). The store's
     /// clock is read right after the response, and the request reported to the listener.
-    async fn send<T: Answer>(
-        &self,
-        op: Op,
-        key: &str,
-        attempt: u32,
-        abandon: Abandon,
-        request: impl Future<Output = StoreResult<T>>,
-    ) -> Result<StoreResult<T>> {
+    async fn send(&self, request: Request<'_>, attempt: u32, abandon: Abandon) -> Result<StoreResult<Reply>> {
         if let Abandon::OnCancel = abandon {
             self.check_cancel()?;
         }
         let started = self.request_started();
         let answered = match abandon {
-            Abandon::OnCancel => self.guard(request).await,
-            Abandon::Never => Ok(request.await),
+            Abandon::OnCancel => self.guard(self.store.send(request)).await,
+            Abandon::Never => Ok(self.store.send(request).await),
         };
-        match answered {
-            Ok(result) => {
-                self.observe_store_clock();
-                self.request_ended(started, op, key, attempt, Some(&result));
-                Ok(result)
-            }
-            Err(reason) => {
-                self.request_ended::<T>(started, op, key, attempt, None);
-                Err(reason)
-            }
+        if answered.is_ok() {
+            self.observe_store_clock();
         }
+        self.request_ended(started, &request, attempt, answered.as_ref().ok());
+        answered
     }
 
     /// With [`ClockSource::Store`]: the offset from the store's latest response. Read right after

@@ -3,8 +3,7 @@
 
 use super::{Abandon, Objects};
 use crate::base::error::{Error, Result};
-use crate::store::Op;
-use crate::store::{Precondition, StoredObject, WriteMeta};
+use crate::store::{Precondition, Request, StoredObject, WriteMeta};
 
 pub(super) enum Resolution {
     /// Our write landed; its etag when it is still the current version.
@@ -43,7 +42,7 @@ impl Objects {
     /// call is cancelled (it is what settles a write in flight, and it is prompt when the store
     /// answers reads); retries stop at a cancel like every other wait.
     async fn read_back(&self, key: &str) -> Result<Option<StoredObject>> {
-        self.retrying(Op::Get, key, Abandon::Never, || self.store.get(key)).await
+        Ok(self.retrying(Request::Get(key), Abandon::Never).await?.into_object())
     }
 }
 

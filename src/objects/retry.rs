@@ -5,11 +5,9 @@
 //! per invocation and a caller must hear "storage is down" rather than wait forever.
 
 use super::Objects;
-use super::events::Answer;
 use crate::base::error::{Error, Result};
 use crate::host::random::random_unit;
-use crate::store::Op;
-use crate::store::{FailureKind, StoreResult};
+use crate::store::{FailureKind, Reply, Request};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
@@ -59,15 +57,10 @@ pub(crate) fn equal_jitter(n: u32, first: f64, max: f64) -> f64 {
 impl Objects {
     /// Run a request that is safe to repeat (get, delete, list) within the retry budget. Retries
     /// stop at a cancel either way; `abandon` says whether an attempt in flight is abandoned too.
-    pub(crate) async fn retrying<T, F, Fut>(&self, op: Op, key: &str, abandon: Abandon, mut request: F) -> Result<T>
-    where
-        T: Answer,
-        F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = StoreResult<T>>,
-    {
+    pub(crate) async fn retrying(&self, request: Request<'_>, abandon: Abandon) -> Result<Reply> {
         let mut attempt = 1;
         loop {
-            match self.send(op, key, attempt, abandon, request()).await? {
+            match self.send(request, attempt, abandon).await? {
                 Ok(v) => return Ok(v),
                 Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
                     self.backoff(attempt).await?;

@@ -6,8 +6,7 @@ use super::retry::Abandon;
 use super::{Objects, Written};
 use crate::base::error::{Error, Result};
 use crate::codec::token::random_token;
-use crate::store::Op;
-use crate::store::{FailureKind, Precondition, PutOutcome, WriteMeta};
+use crate::store::{FailureKind, Precondition, PutOutcome, Reply, Request, WriteMeta};
 
 impl Objects {
     /// One logical write: retried within the budget, ambiguous outcomes resolved by read-back.
@@ -42,15 +41,15 @@ impl Objects {
             if let Err(reason) = self.check_cancel() {
                 return self.conclude(key, &precondition, &meta, base, Stop::Cancelled(reason), unanswered).await;
             }
-            let put = self.store.put(key, body, &precondition, &meta);
-            let sent = match self.send(Op::Put, key, attempt, Abandon::OnCancel, put).await {
+            let put = Request::Put { key, body, precondition: &precondition, meta: &meta };
+            let sent = match self.send(put, attempt, Abandon::OnCancel).await {
                 Ok(sent) => sent,
                 // The abandoned attempt itself may still land.
                 Err(reason) => {
                     return self.conclude(key, &precondition, &meta, base, Stop::Cancelled(reason), true).await;
                 }
             };
-            let error = match sent {
+            let error = match sent.map(Reply::into_put) {
                 Ok(PutOutcome::Written { etag }) => return Ok(Some(Written { etag: Some(etag), meta })),
                 Ok(PutOutcome::PreconditionFailed) => {
                     return self.conclude(key, &precondition, &meta, base, Stop::Lost, unanswered).await;

@@ -252,7 +252,89 @@ pub trait ObjectStore {
     }
 }
 
+/// One request to a store, as a value: what the objects layer's one retry loop sends (so that loop,
+/// and the events it reports, are compiled once rather than once per operation).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Request<'a> {
+    Get(&'a str),
+    Put { key: &'a str, body: &'a [u8], precondition: &'a Precondition, meta: &'a WriteMeta },
+    Delete(&'a str),
+    DeleteIfMatch { key: &'a str, etag: &'a str },
+    List { prefix: &'a str, start_after: Option<&'a str>, cursor: Option<&'a str> },
+}
+
+impl Request<'_> {
+    pub(crate) fn op(&self) -> Op {
+        match self {
+            Request::Get(_) => Op::Get,
+            Request::Put { .. } => Op::Put,
+            Request::Delete(_) | Request::DeleteIfMatch { .. } => Op::Delete,
+            Request::List { .. } => Op::List,
+        }
+    }
+
+    /// The key (a listing's prefix).
+    pub(crate) fn key(&self) -> &str {
+        match *self {
+            Request::Get(key) | Request::Delete(key) => key,
+            Request::Put { key, .. } | Request::DeleteIfMatch { key, .. } => key,
+            Request::List { prefix, .. } => prefix,
+        }
+    }
+}
+
+/// A store's answer to a [`Request`].
+#[derive(Debug)]
+pub(crate) enum Reply {
+    Object(Option<StoredObject>),
+    Put(PutOutcome),
+    /// A delete: done, or (a conditional one) refused.
+    Deleted(bool),
+    Page(ListPage),
+}
+
+impl Reply {
+    /// The status an HTTP store would have answered with, and how events name the outcome.
+    pub(crate) fn status(&self) -> (u16, &'static str) {
+        match self {
+            Reply::Object(Some(_)) | Reply::Put(PutOutcome::Written { .. }) | Reply::Page(_) => (200, "ok"),
+            Reply::Object(None) => (404, "absent"),
+            Reply::Put(PutOutcome::PreconditionFailed) | Reply::Deleted(false) => (412, "refused"),
+            Reply::Deleted(true) => (204, "ok"),
+        }
+    }
+
+    // The request decides the reply's kind; a mismatch cannot happen, and reads as "nothing".
+    pub(crate) fn into_object(self) -> Option<StoredObject> {
+        if let Reply::Object(o) = self { o } else { None }
+    }
+    pub(crate) fn into_put(self) -> PutOutcome {
+        if let Reply::Put(p) = self { p } else { PutOutcome::PreconditionFailed }
+    }
+    pub(crate) fn into_deleted(self) -> bool {
+        matches!(self, Reply::Deleted(true))
+    }
+    pub(crate) fn into_page(self) -> ListPage {
+        if let Reply::Page(p) = self { p } else { ListPage::default() }
+    }
+}
+
 impl<'a> dyn ObjectStore + 'a {
+    /// Send `request` (one store call).
+    pub(crate) async fn send(&self, request: Request<'_>) -> StoreResult<Reply> {
+        Ok(match request {
+            Request::Get(key) => Reply::Object(self.get(key).await?),
+            Request::Put { key, body, precondition, meta } => {
+                Reply::Put(self.put(key, body, precondition, meta).await?)
+            }
+            Request::Delete(key) => Reply::Deleted(self.delete(key).await.map(|()| true)?),
+            Request::DeleteIfMatch { key, etag } => Reply::Deleted(self.delete_if_match(key, etag).await?),
+            Request::List { prefix, start_after, cursor } => {
+                Reply::Page(self.list_page(prefix, start_after, cursor).await?)
+            }
+        })
+    }
+
     /// Every key under `prefix`, ascending, following the pages (an inherent method of
     /// `dyn ObjectStore`, so it is compiled once, not per store).
     pub async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
