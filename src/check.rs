@@ -53,6 +53,25 @@ pub async fn check_store(store: Rc<dyn ObjectStore>) -> Result<StoreCheck> {
     Ok(StoreCheck { ok, checks })
 }
 
+/// What a conditional put of the first checks is conditioned on.
+#[derive(Clone, Copy, PartialEq)]
+enum On {
+    Absent,
+    Nothing,
+    /// `If-Match` the etag the unconditional put returned.
+    FirstEtag,
+}
+
+/// The puts of the first three checks, in order: key (under the check's prefix), body, condition.
+const PUTS: [(&str, &[u8], On); 6] = [
+    ("create", b"first", On::Absent),
+    ("create", b"second", On::Absent),
+    ("cas", b"v1", On::Nothing),
+    ("cas", b"v2", On::FirstEtag),
+    ("cas", b"v3", On::FirstEtag), // stale by now
+    ("missing", b"x", On::FirstEtag),
+];
+
 async fn run_checks(store: &dyn ObjectStore, space: &str) -> Result<Vec<Check>> {
     let key = |name: &str| format!("{space}{name}");
     let mut checks = Vec::new();
@@ -60,23 +79,39 @@ async fn run_checks(store: &dyn ObjectStore, space: &str) -> Result<Vec<Check>> 
         checks.push(Check { name, ok, required, detail });
     };
 
-    // Create-only.
-    let first = put(store, &key("create"), b"first", &Precondition::IfAbsent).await?;
-    let second = put(store, &key("create"), b"second", &Precondition::IfAbsent).await?;
-    let refused = matches!(first, PutOutcome::Written { .. }) && second == PutOutcome::PreconditionFailed;
-    check("create-only refused on an existing key", true, refused, describe(&second, "If-None-Match: *"));
-
-    // If-Match with a stale etag, and on a missing key.
-    let PutOutcome::Written { etag: v1 } = put(store, &key("cas"), b"v1", &Precondition::None).await? else {
-        return Err(Error::invalid("a plain PUT was refused as if it were conditional"));
+    // Create-only; If-Match with a stale etag, and on a missing key.
+    let mut outcomes = Vec::new();
+    let mut first_etag = String::new();
+    for (name, body, on) in PUTS {
+        let precondition = match on {
+            On::Absent => Precondition::IfAbsent,
+            On::Nothing => Precondition::None,
+            On::FirstEtag => Precondition::IfMatch(first_etag.clone()),
+        };
+        let outcome = put(store, &key(name), body, &precondition).await?;
+        if on == On::Nothing {
+            let PutOutcome::Written { etag } = &outcome else {
+                return Err(Error::invalid("a plain PUT was refused as if it were conditional"));
+            };
+            first_etag = etag.clone();
+        }
+        outcomes.push(outcome);
+    }
+    let refused = |i: usize, what: &str| {
+        let outcome = outcomes.get(i).unwrap_or(&PutOutcome::PreconditionFailed);
+        let detail = match outcome {
+            PutOutcome::PreconditionFailed => format!("{what}: refused"),
+            PutOutcome::Written { .. } => format!("{what}: the store wrote it anyway"),
+        };
+        (*outcome == PutOutcome::PreconditionFailed, detail)
     };
-    let v2 = put(store, &key("cas"), b"v2", &Precondition::IfMatch(v1.clone())).await?;
-    let stale = put(store, &key("cas"), b"v3", &Precondition::IfMatch(v1.clone())).await?;
-    let ok = matches!(v2, PutOutcome::Written { .. }) && stale == PutOutcome::PreconditionFailed;
-    check("If-Match refused with a stale etag", true, ok, describe(&stale, "If-Match on a replaced version"));
-    let missing = put(store, &key("missing"), b"x", &Precondition::IfMatch(v1)).await?;
-    let ok = missing == PutOutcome::PreconditionFailed;
-    check("If-Match refused on a missing key", true, ok, describe(&missing, "If-Match on a missing key"));
+    let written = |i: usize| matches!(outcomes.get(i), Some(PutOutcome::Written { .. }));
+    let (ok, detail) = refused(1, "If-None-Match: *");
+    check("create-only refused on an existing key", true, written(0) && ok, detail);
+    let (ok, detail) = refused(4, "If-Match on a replaced version");
+    check("If-Match refused with a stale etag", true, written(3) && ok, detail);
+    let (ok, detail) = refused(5, "If-Match on a missing key");
+    check("If-Match refused on a missing key", true, ok, detail);
 
     // One winner of a create race.
     let racers: Vec<LocalBoxFuture<'_, _>> = (0..RACERS)
@@ -158,21 +193,14 @@ async fn put(store: &dyn ObjectStore, key: &str, body: &[u8], precondition: &Pre
     store.put(key, body, precondition, &meta).await.map_err(storage)
 }
 
-fn describe(outcome: &PutOutcome, what: &str) -> String {
-    match outcome {
-        PutOutcome::PreconditionFailed => format!("{what}: refused"),
-        PutOutcome::Written { .. } => format!("{what}: the store wrote it anyway"),
-    }
-}
-
 fn storage(e: StoreError) -> Error {
     Error::Storage(e.into_failure())
 }
 
-/// Delete everything under the check's prefix.
+/// Delete everything under the check's prefix (a few dozen keys at most: one page).
 async fn clean_up(store: &dyn ObjectStore, space: &str) -> Result<()> {
-    for key in store.list(space).await.map_err(storage)? {
-        store.delete(&key).await.map_err(storage)?;
+    for listed in store.list_page(space, None, None).await.map_err(storage)?.entries {
+        store.delete(&listed.key).await.map_err(storage)?;
     }
     Ok(())
 }
