@@ -64,7 +64,7 @@ async function ls(/** @type {Fencepost} */ db, /** @type {string[]} */ args, /**
     for await (const seen of inspectAll(db, args[0] ?? "")) {
       if (seen === null) continue; // deleted between the listing and the read
       count++;
-      progress.clear();
+      progress.beforeOutput();
       out(flags.json ? jsonLine(record(seen, showHolders)) : listLine(seen, Date.now(), showHolders));
       progress.update(count);
     }
@@ -95,9 +95,13 @@ async function* inspectAll(db, prefix) {
   while (reads.length) yield await settle();
 }
 
-/** A progress line on stderr, when stderr is a terminal and the listing has run for a second. */
+/**
+ * A progress line on stderr, when stderr is a terminal and the listing has run for a second; taken
+ * off the terminal before each output line when stdout is that terminal too.
+ */
 function progressLine() {
   const tty = process.stderr.isTTY === true;
+  const sharedTerminal = tty && process.stdout.isTTY === true;
   const started = Date.now();
   let shown = false;
   let drawn = 0;
@@ -108,6 +112,9 @@ function progressLine() {
       process.stderr.write(`\r\x1b[Klisting… ${count} keys (${((now - started) / 1000).toFixed(0)} s)`);
       shown = true;
       drawn = now;
+    },
+    beforeOutput() {
+      if (sharedTerminal) this.clear();
     },
     clear() {
       if (!shown) return;
