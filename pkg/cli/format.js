@@ -3,10 +3,10 @@
 // — the first 6 characters — unless asked for the whole holder. Pure functions of their inputs and
 // `now` (milliseconds); nothing here reads the clock or a store.
 
-/** A holder as shown: its first 6 characters and "…", or the whole of it when `full`. */
+/** A holder as shown: its first 6 characters and "…" (always the "…": a fingerprint looks like one), or the whole of it when `full`. */
 export function fingerprint(/** @type {string | null} */ holder, full = false) {
   if (holder === null || holder === undefined) return null;
-  return full || holder.length <= 6 ? holder : `${holder.slice(0, 6)}…`;
+  return full ? holder : `${holder.slice(0, 6)}…`;
 }
 
 /** Seconds as a short span, at most two units, rounded down: `45s`, `12m5s`, `3h20m`, `2d4h`. */
