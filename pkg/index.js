@@ -4,7 +4,7 @@
 // (scripts/js-layers.json holds the same order, which the lint reads):
 //   fencepost.js (wasm-bindgen's glue) · errors.js · options.js, json.js, runtime.js · binding.js ·
 //   stores.js, objects.js, claim.js, doc.js, lease.js · db.js · index.js, testing.js · the entries
-//   (node.js, deno.js, workerd.js, browser.js, testing/*.js)
+//   (node.js, deno.js, workerd.js, browser.js, testing/*.js) · the command line (cli.js, cli/*.js)
 export { Fencepost, objects } from "./db.js";
 export { Store, memoryStore, s3Store, r2Store, countingStore, checkStore } from "./stores.js";
 export { Lease } from "./lease.js";

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The package as users get it, whatever packs it: packs pkg/ with npm, pnpm and yarn and checks each
-// tarball holds the README, both licenses, the types and the wasm; runs publint (strict) and
+// tarball holds the README, both licenses, the types and the wasm, the command line (`bin`) and
+// every module a shipped module imports; runs publint (strict) and
 // @arethetypeswrong/cli (esm-only: the package is ESM, with no CommonJS entry) on the npm tarball;
 // checks pkg/'s licenses are the root ones, committed (not copied in at pack time), and that the
 // npm README links only to its own headings. Run after scripts/build-pkg.sh. Prints ok / not ok per
@@ -8,7 +9,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join, posix, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(fileURLToPath(new URL("../../", import.meta.url)));
@@ -75,6 +76,8 @@ try {
       ...REQUIRED.filter((f) => !entries.includes(f)).map((f) => `missing ${f}`),
       readme.equals(readFileSync(join(PKG, "README.md"))) ? null : "its README.md is not pkg/README.md",
     ]);
+    check(`${name} pack: the bin (${binList()}) and every module a shipped module imports are in the tarball`,
+      shippedProblems(tarball, entries, join(tmp, `${name}-files`)));
   }
 
   // ---------------------------------------------------------------- linters, on what npm publishes
@@ -90,6 +93,40 @@ try {
 
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
+
+/** pkg/package.json's `bin`, as `name -> file` pairs. */
+function binList() {
+  const { bin = {} } = JSON.parse(readFileSync(join(PKG, "package.json"), "utf8"));
+  return Object.entries(bin).map(([name, file]) => `${name} -> ${file}`).join(", ") || "none";
+}
+
+/**
+ * What a tarball misses for its `bin` and its imports: each bin file shipped, starting with a
+ * `#!/usr/bin/env node` line; each relative `import … from "./x.js"` of a shipped .js file shipped
+ * (a module left out of `files` breaks only at run time).
+ */
+function shippedProblems(tarball, entries, dir) {
+  mkdirSync(dir);
+  execFileSync("tar", ["-xzf", tarball, "-C", dir, "--strip-components=1"]);
+  const problems = [];
+  const { bin = {} } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+  if (Object.keys(bin).length === 0) problems.push("package.json has no bin");
+  for (const [name, file] of Object.entries(bin)) {
+    const path = posix.normalize(file);
+    if (!entries.includes(path)) problems.push(`bin ${name}: ${path} is not in the tarball`);
+    else if (!readFileSync(join(dir, path), "utf8").startsWith("#!/usr/bin/env node\n")) problems.push(`bin ${name}: ${path} does not start with #!/usr/bin/env node`);
+  }
+  for (const file of entries.filter((e) => e.endsWith(".js"))) {
+    const text = readFileSync(join(dir, file), "utf8");
+    const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;'"]*?from\s*["'](\.[^"']+)["']/g),
+      ...text.matchAll(/(?:^|\n)\s*import\s*["'](\.[^"']+)["']/g)].map((m) => m[1]);
+    for (const spec of specs) {
+      const target = posix.join(posix.dirname(file), spec);
+      if (!entries.includes(target)) problems.push(`${file} imports ${spec}, which is not in the tarball (pkg/package.json "files")`);
+    }
+  }
+  return problems;
+}
 
 /** Links that are not `#anchor`s of a heading in the same file (npm shows the README alone). */
 function readmeLinkProblems(md) {
