@@ -14,7 +14,8 @@ use async_trait::async_trait;
 
 use super::counting::{Counter, Op, RequestCounts};
 use super::{
-    FailureKind, ListPage, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta,
+    FailureKind, ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult,
+    StoredObject, WriteMeta,
 };
 use crate::base::future::LocalBoxFuture;
 use crate::time::Clock;
@@ -188,28 +189,18 @@ impl FaultStore {
     }
 
     /// Apply the fault (if any) around `request`.
-    async fn run<T>(
-        &self,
-        op: Op,
-        key: &str,
-        request: impl std::future::Future<Output = StoreResult<T>>,
-    ) -> StoreResult<T> {
+    async fn run(&self, request: Request<'_>) -> StoreResult<Reply> {
         self.deliver_late_put().await;
-        self.apply(self.begin(op, key), request).await
+        self.apply(self.begin(request.op(), request.key()), request).await
     }
 
-    /// Apply the fault (if any) around `request`. Only the awaiting of `request` is generic: what
-    /// the fault does is decided by `prepare`, compiled once for all four operations.
-    async fn apply<T>(
-        &self,
-        fault: Option<Fault>,
-        request: impl std::future::Future<Output = StoreResult<T>>,
-    ) -> StoreResult<T> {
+    /// Apply the fault (if any) around `request`: compiled once for every operation.
+    async fn apply(&self, fault: Option<Fault>, request: Request<'_>) -> StoreResult<Reply> {
         let (send, after) = match self.prepare(fault).await {
             Err(refused) => return Err(refused),
             Ok(plan) => plan,
         };
-        let answer = request.await;
+        let answer = self.inner.send(request).await;
         if let Some(hook) = after {
             hook().await;
         }
@@ -269,7 +260,7 @@ enum Send {
 #[async_trait(?Send)]
 impl ObjectStore for FaultStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        let got = self.run(Op::Get, key, self.inner.get(key)).await?;
+        let got = self.run(Request::Get(key)).await?.into_object();
         Ok(got.map(|o| if self.hide_write_meta.get() { StoredObject { meta: WriteMeta::default(), ..o } } else { o }))
     }
 
@@ -291,16 +282,16 @@ impl ObjectStore for FaultStore {
                 *self.late_put.borrow_mut() = Some((key.to_owned(), body.to_vec(), precondition.clone(), meta.clone()));
                 Err(StoreError::transport("injected: timed out while the request is still on its way"))
             }
-            fault => self.apply(fault, self.inner.put(key, body, precondition, meta)).await,
+            fault => Ok(self.apply(fault, Request::Put { key, body, precondition, meta }).await?.into_put()),
         }
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        self.run(Op::Delete, key, self.inner.delete(key)).await
+        self.run(Request::Delete(key)).await.map(drop)
     }
 
     async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
-        self.run(Op::Delete, key, self.inner.delete_if_match(key, etag)).await
+        Ok(self.run(Request::DeleteIfMatch { key, etag }).await?.into_deleted())
     }
 
     fn conditional_delete(&self) -> bool {
@@ -308,7 +299,7 @@ impl ObjectStore for FaultStore {
     }
 
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
-        self.run(Op::List, prefix, self.inner.list_page(prefix, start_after, cursor)).await
+        Ok(self.run(Request::List { prefix, start_after, cursor }).await?.into_page())
     }
 
     fn max_key_bytes(&self) -> usize {
