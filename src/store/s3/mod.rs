@@ -513,6 +513,18 @@ impl S3Store {
         what: &dyn fmt::Display,
         read: impl FnOnce(HttpResponse) -> StoreResult<T>,
     ) -> StoreResult<T> {
+        let (answer, signature) = self.send(request, what).await;
+        answer.and_then(read).map_err(|err| {
+            let mut secrets = self.config.secrets();
+            secrets.extend(signature.as_deref());
+            response::sanitize(err, &secrets)
+        })
+    }
+
+    /// Send one request (the part of [`S3Store::exchange`] that is the same whatever is read, so
+    /// it is compiled once): its response or the failure, and the request's signature (a secret
+    /// the errors must not show).
+    async fn send(&self, request: HttpRequest, what: &dyn fmt::Display) -> (StoreResult<HttpResponse>, Option<String>) {
         let signature = request
             .header("authorization")
             .and_then(|a| crate::base::text::rsplit_once(a, "Signature="))
@@ -530,8 +542,8 @@ impl S3Store {
         // Always overwritten, so the objects layer, which reads it right after this returns,
         // never takes an older response's date for this one's.
         self.server_time.set(answer.as_ref().ok().and_then(response::server_time));
-        let result = match answer {
-            Ok(response) => read(response),
+        let answer = match answer {
+            Ok(response) => Ok(response),
             // Provably never sent: nothing to resolve, safe to retry (a refused connection).
             Err(TransportError { message, maybe_sent: false }) => {
                 Err(StoreError::new(super::FailureKind::Transient, None, None, format!("{what}: not sent: {message}")))
@@ -540,11 +552,7 @@ impl S3Store {
                 Err(StoreError::transport(format!("{what}: no response: {message}")))
             }
         };
-        result.map_err(|err| {
-            let mut secrets = self.config.secrets();
-            secrets.extend(signature.as_deref());
-            response::sanitize(err, &secrets)
-        })
+        (answer, signature)
     }
 }
 
