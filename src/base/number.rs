@@ -58,12 +58,12 @@ fn positional(digits: &str, exp: i32, whole: &str) -> String {
     }
 }
 
-/// The shortest round-tripping decimal digits of a finite, non-zero `f` (ryu, which picks the
-/// closest of the shortest and rounds ties to even, as Python's repr does): (negative, digits without leading or trailing
-/// zeros, exponent of the first digit).
+/// The shortest round-tripping decimal digits of a finite, non-zero `f`, the closest of the
+/// shortest with ties to even, as Python's repr picks them: (negative, digits without leading or
+/// trailing zeros, exponent of the first digit).
 pub(crate) fn shortest_digits(f: f64) -> (bool, String, i32) {
-    let mut buffer = ryu::Buffer::new();
-    let text = buffer.format_finite(f);
+    let text = round_trip_text(f);
+    let text = text.as_str();
     let (negative, text) = match text.strip_prefix('-') {
         Some(t) => (true, t),
         None => (false, text),
@@ -76,4 +76,18 @@ pub(crate) fn shortest_digits(f: f64) -> (bool, String, i32) {
     let digits = all.trim_matches('0').to_owned();
     // The first significant digit sits `int.len() - 1 - leading` places left of the units.
     (negative, digits, exp + int.len() as i32 - 1 - leading as i32)
+}
+
+/// `f` as shortest round-tripping text (`123.45`, `1e-7`, `1.5e+21`): in wasm the host's own
+/// number printing (ECMAScript's Number::toString picks the same digits: the closest of the
+/// shortest, ties to even), which every host has, so the module carries no float printer;
+/// natively ryu.
+#[cfg(target_arch = "wasm32")]
+fn round_trip_text(f: f64) -> String {
+    js_sys::Number::from(f).to_string(10).map(String::from).unwrap_or_default()
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn round_trip_text(f: f64) -> String {
+    ryu::Buffer::new().format_finite(f).to_owned()
 }

@@ -686,6 +686,11 @@ export function cases(env) {
     eq(c.value, { at: "2026-01-02T00:00:00.000Z" }, "ISO string");
     await w.db.claim("big", [2 ** 53, -(2 ** 60), 1.5, 1e21]);
     eq(await w.text("big"), "[9007199254740992,-1152921504606846976,1.5,1e+21]", "as JSON.stringify and Python write them");
+    const floats = [0.1, 0.00001, 0.0001, 1.5e300, 123.456, 5e-324, 2.5e-7, -0.5, 1234567.125, 1.7976931348623157e308, 1e22];
+    const c2 = await w.db.claim("floats", floats);
+    eq(await w.text("floats"), "[0.1,1e-05,0.0001,1.5e+300,123.456,5e-324,2.5e-07,-0.5,1234567.125,1.7976931348623157e+308,1e+22]",
+      "shortest round-trip digits, as Python's repr writes them");
+    eq(c2.value, floats, "and read back exactly");
   });
 
   test("a key within the key rules (≤ 1024 bytes) but over the store's budget (prefix included) is an InvalidArgument", async () => {
