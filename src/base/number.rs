@@ -84,7 +84,7 @@ pub(crate) fn shortest_digits(f: f64) -> (bool, String, i32) {
 /// natively ryu.
 #[cfg(target_arch = "wasm32")]
 fn round_trip_text(f: f64) -> String {
-    js_sys::Number::from(f).to_string(10).map(String::from).unwrap_or_default()
+    js_sys::Number::from(f).to_string_with_radix(10).map(String::from).unwrap_or_default()
 }
 
 #[cfg(not(target_arch = "wasm32"))]

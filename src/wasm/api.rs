@@ -236,6 +236,7 @@ pub struct JsFencepost {
 #[wasm_bindgen(js_class = Fencepost)]
 impl JsFencepost {
     #[wasm_bindgen(constructor)]
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         store: &Store,
         now: Option<Function>,
