@@ -54,7 +54,7 @@ function shown(/** @type {Record<string, unknown>} */ settings) {
   return Object.fromEntries(Object.entries(settings).filter(([, v]) => v != null));
 }
 
-/** An in-memory store: tests, demos, the browser harness. Behaves like S3 (ETag = MD5 of the body). */
+/** An in-memory store: tests, demos, the browser harness. Behaves like S3 (ETag = a digest of the body). */
 export function memoryStore() {
   return new Store("memory", () => core.memoryStore());
 }

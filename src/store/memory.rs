@@ -1,5 +1,5 @@
 //! An in-memory store that behaves like S3 and R2 where it matters: per-key linearizable
-//! conditional puts, ETag = hex MD5 of the body (so identical bytes give identical etags),
+//! conditional puts, ETag = a digest of the body (so identical bytes give identical etags, as S3's MD5 does),
 //! If-Match on a missing key fails, list is ascending. Clones share the same data, so several
 //! `Fencepost` instances on one `MemoryStore` behave like workers sharing a bucket.
 
@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
-use super::{ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, md5_etag};
+use super::{ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, content_etag};
 
 /// Keys per listing page, as S3 returns them.
 const PAGE: usize = 1000;
@@ -53,7 +53,7 @@ impl ObjectStore for MemoryStore {
         if !holds {
             return Ok(PutOutcome::PreconditionFailed);
         }
-        let etag = md5_etag(body);
+        let etag = content_etag(body);
         // Wall-clock time, as a real store records it (not a test's manual clock).
         let last_modified = crate::time::Clock::now(&crate::host::clock::SystemClock).ok();
         objects.insert(

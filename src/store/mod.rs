@@ -392,10 +392,12 @@ pub(crate) fn normalize_etag(raw: &str) -> String {
     t.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(t).to_owned()
 }
 
-/// The etag every real store computes for a single-part upload: hex MD5 of the body.
-pub(crate) fn md5_etag(body: &[u8]) -> String {
-    use md5::{Digest, Md5};
-    crate::codec::encoding::hex(&Md5::digest(body))
+/// The memory store's etag: a digest of the body, as S3's (hex MD5 of a single-part upload) is —
+/// the same bytes give the same etag — in 32 hex digits like S3's. SHA-256 (truncated) rather
+/// than MD5 because the S3 signer carries SHA-256 already: no second digest in the wasm.
+pub(crate) fn content_etag(body: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    crate::codec::encoding::hex(&Sha256::digest(body)[..16])
 }
 
 #[cfg(test)]
@@ -407,7 +409,7 @@ mod tests {
         assert_eq!(normalize_etag("\"abc\""), "abc");
         assert_eq!(normalize_etag("abc"), "abc");
         assert_eq!(normalize_etag("W/\"abc\""), "abc");
-        assert_eq!(md5_etag(b""), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(content_etag(b""), "e3b0c44298fc1c149afbf4c8996fb924");
     }
 
     #[test]

@@ -839,7 +839,7 @@ impl HttpTransport for Emulator {
         assert!(path.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~/%".contains(&b)), "{path}");
         let key = percent_decode(path.strip_prefix('/').unwrap_or(path));
         let mut objects = self.objects.borrow_mut();
-        let etag_of = |body: &[u8]| format!("\"{}\"", crate::store::md5_etag(body));
+        let etag_of = |body: &[u8]| format!("\"{}\"", crate::store::content_etag(body));
         Ok(match (request.method, key.is_empty()) {
             ("GET", true) => {
                 let params: BTreeMap<String, String> = query
