@@ -10,7 +10,9 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
-use super::{ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, content_etag};
+use super::{
+    ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, content_etag,
+};
 
 /// Keys per listing page, as S3 returns them.
 const PAGE: usize = 1000;

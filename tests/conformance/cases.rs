@@ -88,6 +88,7 @@ pub async fn doc_cas_lost_response_back_to_same_bytes_is_not_retried_blindly(cx:
     // Without visible tokens an equal etag proves nothing: retrying would apply ours twice.
     let d = cx.db.doc("n").unwrap();
     d.update(&mut *transition(Ok), Some(json!(0)), 10).await.unwrap();
+    d.forget(); // the read-then-CAS path
     cx.store.hide_write_meta(true);
     let raw = cx.raw.clone();
     cx.lose_put_response_then(async move {
@@ -574,6 +575,7 @@ pub async fn doc_creates_from_create(cx: Ctx) {
 pub async fn doc_retries_on_conflict(cx: Ctx) {
     let d = cx.db.doc("cfg").unwrap();
     d.update(&mut *transition(Ok), Some(json!({"count": 0})), 10).await.unwrap();
+    d.forget(); // the read-then-CAS path
     cx.store.inject(Op::Put, Fault::competing_put(cx.raw.clone(), "cfg", br#"{"count":10}"#.to_vec()));
     let calls = Cell::new(0);
     cx.take_counts();
@@ -617,6 +619,7 @@ pub async fn doc_max_attempts_is_honoured(cx: Ctx) {
             Fault::competing_put(cx.raw.clone(), "cfg", format!(r#"{{"count":{}}}"#, 100 + i).into_bytes()),
         );
     }
+    d.forget(); // the read-then-CAS path
     let calls = Cell::new(0);
     let e = d.update(&mut *counting(&calls, Ok), None, 3).await.unwrap_err();
     assert!(matches!(e, Error::Conflict { attempts: 3, .. }), "{e}");
@@ -626,6 +629,7 @@ pub async fn doc_max_attempts_is_honoured(cx: Ctx) {
 pub async fn doc_lost_response_applied_exactly_once(cx: Ctx) {
     let d = cx.db.doc("counter").unwrap();
     d.update(&mut *transition(Ok), Some(json!({"count": 0})), 10).await.unwrap();
+    d.forget(); // the read-then-CAS path
     // Our update lands but the response is lost; two other increments land on top before we read
     // back. The read-back finds our token in the history: applied once, not retried.
     let peer = cx.peer();
@@ -642,6 +646,7 @@ pub async fn doc_lost_response_applied_exactly_once(cx: Ctx) {
 pub async fn doc_unprovable_outcome_is_ambiguous_error(cx: Ctx) {
     let d = cx.db.doc("cfg").unwrap();
     d.update(&mut *transition(Ok), Some(json!({"count": 0})), 10).await.unwrap();
+    d.forget(); // the read-then-CAS path
     // Our write lands, its response is lost, and then a writer that keeps no history overwrites it:
     // nothing left proves what happened to ours.
     let raw = cx.raw.clone();
@@ -650,6 +655,51 @@ pub async fn doc_unprovable_outcome_is_ambiguous_error(cx: Ctx) {
     });
     let e = d.update(&mut *transition(add(1)), None, 10).await.unwrap_err();
     assert!(matches!(e, Error::AmbiguousWrite { .. }), "{e}");
+}
+
+pub async fn doc_update_from_the_handles_view_is_one_request(cx: Ctx) {
+    let d = cx.db.doc("n").unwrap();
+    d.update(&mut *transition(incr), Some(json!(0)), 10).await.unwrap();
+    assert_eq!(cx.take_counts(), counts(1, 1), "the first update reads");
+    for n in 2..=4 {
+        assert_eq!(d.update(&mut *transition(incr), None, 10).await.unwrap(), json!(n));
+        assert_eq!(cx.take_counts(), counts(0, 1), "then one guarded PUT per update");
+    }
+    // A clone (with a cancel) shares the view; a get refreshes it.
+    let cancel = Cancel::new();
+    d.with_cancel(&cancel).update(&mut *transition(incr), None, 10).await.unwrap();
+    assert_eq!(cx.take_counts(), counts(0, 1));
+    cx.peer().doc("n").unwrap().update(&mut *transition(incr), None, 10).await.unwrap();
+    assert_eq!(d.get().await.unwrap().unwrap().value, json!(6));
+    cx.take_counts();
+    assert_eq!(d.update(&mut *transition(incr), None, 10).await.unwrap(), json!(7));
+    assert_eq!(cx.take_counts(), counts(0, 1), "after a get, too");
+    assert_eq!(cx.raw_body("n").await.unwrap(), b"7");
+}
+
+pub async fn doc_update_from_a_stale_view_costs_one_extra_put(cx: Ctx) {
+    let d = cx.db.doc("n").unwrap();
+    d.update(&mut *transition(incr), Some(json!(0)), 10).await.unwrap();
+    cx.peer().doc("n").unwrap().update(&mut *transition(incr), None, 10).await.unwrap();
+    cx.take_counts();
+    let calls = Cell::new(0);
+    let v = d.update(&mut *counting(&calls, incr), None, 10).await.unwrap();
+    assert_eq!(v, json!(3), "exact: the other writer's increment is kept");
+    assert_eq!(calls.get(), 2, "f ran on the remembered value, then on the current one");
+    assert_eq!(cx.take_counts(), counts(1, 2), "the refused guarded PUT, then read and CAS");
+    // A lost response on the guarded PUT is resolved by the read-back, as every write is.
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    assert_eq!(d.update(&mut *transition(incr), None, 10).await.unwrap(), json!(4));
+    assert_eq!(cx.raw_body("n").await.unwrap(), b"4", "applied once");
+    // Forgotten (as after a delete): the next update reads first.
+    d.forget();
+    cx.take_counts();
+    d.update(&mut *transition(incr), None, 10).await.unwrap();
+    assert_eq!(cx.take_counts(), counts(1, 1));
+    d.delete().await.unwrap();
+    cx.take_counts();
+    assert!(matches!(d.update(&mut *transition(incr), None, 10).await, Err(Error::NotFound { .. })));
+    assert_eq!(cx.take_counts(), counts(1, 0), "a deleted doc is read, not written blindly");
 }
 
 // ---------------------------------------------------------------- objects (layer 0)

@@ -215,6 +215,8 @@ macro_rules! for_each_case {
             with_lease_does_not_call_f_when_held,
             store_clock_corrects_a_fast_client,
             events_report_requests_calls_and_lease_transitions,
+            doc_update_from_the_handles_view_is_one_request,
+            doc_update_from_a_stale_view_costs_one_extra_put,
         );
     };
 }
