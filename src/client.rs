@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::base::cancel::Cancel;
 use crate::base::error::Result;
 use crate::claim::{self, Claim};
+use crate::counter::{self, Counter};
 use crate::doc::Doc;
 use crate::host::clock::SystemClock;
 use crate::inspect::{self, Inspection};
@@ -210,6 +211,30 @@ impl Fencepost {
     /// ```
     pub fn doc(&self, key: &str) -> Result<Doc> {
         Doc::new(&self.objects, key)
+    }
+
+    /// A sharded counter at `key` (no request): `shards` docs at `key/0` … (default 16), one
+    /// updated at random by [`Counter::add`], all summed by [`Counter::value`]. Spreads the
+    /// writes of a hot counter over keys, past a store's per-key write limit.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use fencepost::store::MemoryStore;
+    /// use fencepost::{Fencepost, Options};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+    /// let visits = db.counter("metrics/visits", None)?;
+    /// for _ in 0..5 {
+    ///     visits.add(1).await?;
+    /// }
+    /// visits.add(-2).await?;
+    /// assert_eq!(visits.value().await?, 3);
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn counter(&self, key: &str, shards: Option<u32>) -> Result<Counter> {
+        Counter::new(&self.objects, key, shards.unwrap_or(counter::DEFAULT_SHARDS))
     }
 
     /// What `key` holds, for operators: a lease with its period judged now, another JSON value

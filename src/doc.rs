@@ -94,7 +94,7 @@ impl Doc {
     }
 }
 
-async fn read(objects: &Objects, key: &str, seen: &Seen) -> Result<Option<DocValue>> {
+pub(crate) async fn read(objects: &Objects, key: &str, seen: &Seen) -> Result<Option<DocValue>> {
     seen.replace(None);
     let Some(obj) = objects.read(key).await? else { return Ok(None) };
     let value = json::parse(&obj.body).map_err(|m| Error::corrupt(key, m))?;

@@ -83,6 +83,7 @@
 //               (memory, s3, r2), which never import each other
 //   objects     the layer-0 API (`Objects`), the one retry loop, ambiguous-write resolution
 //   claim, lease, doc      the primitives
+//   counter     the sharded counter, made of docs
 //   inspect, prune, check      what an operator reads, cleans up and checks
 //   client      `Fencepost`: the whole API, each method a short delegation
 //   testing, wasm          the test toolkit and the npm package's JS binding
@@ -92,6 +93,7 @@ mod check;
 mod claim;
 mod client;
 mod codec;
+mod counter;
 mod doc;
 mod host;
 mod inspect;
@@ -111,6 +113,7 @@ pub use base::future::LocalBoxFuture;
 pub use check::{Check, StoreCheck, check_store};
 pub use claim::Claim;
 pub use client::{Fencepost, Options};
+pub use counter::Counter;
 pub use doc::{Doc, DocValue};
 pub use host::clock::SystemClock;
 pub use inspect::{Held, Inspection, LeaseView};

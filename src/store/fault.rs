@@ -18,7 +18,7 @@ use super::{
     StoredObject, WriteMeta,
 };
 use crate::base::future::LocalBoxFuture;
-use crate::time::Clock;
+use crate::time::{Clock, Timestamp};
 
 /// What happens to the next matching request.
 pub enum Fault {
@@ -113,6 +113,10 @@ pub struct FaultStore {
     counter: Counter,
     hide_write_meta: Cell<bool>,
     late_put: RefCell<Option<LatePut>>,
+    /// Writes allowed per key per second ([`FaultStore::limit_writes`]).
+    write_limit: Cell<Option<u32>>,
+    /// The keys written within the last second, with when.
+    recent_writes: RefCell<Vec<(String, Vec<Timestamp>)>>,
 }
 
 impl FaultStore {
@@ -130,6 +134,8 @@ impl FaultStore {
             counter: Counter::default(),
             hide_write_meta: Cell::new(false),
             late_put: RefCell::new(None),
+            write_limit: Cell::new(None),
+            recent_writes: RefCell::new(Vec::new()),
         }
     }
 
@@ -148,6 +154,34 @@ impl FaultStore {
     /// order they were added; one fault per request).
     pub fn add_rule(&self, rule: Rule) {
         self.rules.borrow_mut().push(rule);
+    }
+
+    /// Refuse writes (PUT, DELETE) past `per_key` to one key within a second with 429 `SlowDown`,
+    /// as R2 does past one write per second per key; `None` lifts the limit. Seconds are the
+    /// store's clock's ([`FaultStore::with_clock`]). A refused write is still a request (counted).
+    pub fn limit_writes(&self, per_key: Option<u32>) {
+        self.write_limit.set(per_key);
+        self.recent_writes.borrow_mut().clear();
+    }
+
+    /// Under a write limit: whether a write to `key` now is one too many (else it is recorded).
+    fn throttled(&self, key: &str) -> bool {
+        let (Some(limit), Ok(now)) = (self.write_limit.get(), self.clock.now()) else { return false };
+        let mut recent = self.recent_writes.borrow_mut();
+        recent.retain_mut(|(_, times)| {
+            times.retain(|t| t.secs_until(now) < 1.0);
+            !times.is_empty()
+        });
+        let at = recent.iter().position(|(k, _)| k == key).unwrap_or_else(|| {
+            recent.push((key.to_owned(), Vec::new()));
+            recent.len() - 1
+        });
+        let times = &mut recent[at].1;
+        if times.len() >= limit as usize {
+            return true;
+        }
+        times.push(now);
+        false
     }
 
     /// Forget every queued fault and rule.
@@ -200,6 +234,10 @@ impl FaultStore {
             Err(refused) => return Err(refused),
             Ok(plan) => plan,
         };
+        if request.op() != Op::Get && request.op() != Op::List && self.throttled(request.key()) {
+            let why = "injected: more writes to this key within a second than limitWrites allows";
+            return Err(StoreError::new(FailureKind::Transient, Some("SlowDown"), Some(429), why));
+        }
         let answer = self.inner.send(request).await;
         if let Some(hook) = after {
             hook().await;

@@ -702,6 +702,54 @@ pub async fn doc_update_from_a_stale_view_costs_one_extra_put(cx: Ctx) {
     assert_eq!(cx.take_counts(), counts(1, 0), "a deleted doc is read, not written blindly");
 }
 
+// ---------------------------------------------------------------- counter
+
+pub async fn counter_is_exact_under_concurrency_and_lost_responses(cx: Ctx) {
+    let peers: Vec<_> = (0..4).map(|_| cx.peer()).collect();
+    let counters: Vec<_> = peers.iter().map(|db| db.counter("hits", Some(4)).unwrap()).collect();
+    let adds = counters.iter().flat_map(|c| (0..10).map(move |_| c.add(1)));
+    assert!(join_all(adds).await.into_iter().all(|r| r.is_ok()));
+    let mine = cx.db.counter("hits", Some(4)).unwrap();
+    cx.take_counts();
+    assert_eq!(mine.value().await.unwrap(), 40);
+    assert_eq!(cx.take_counts(), counts(4, 0), "value reads every shard");
+    // A lost response on an add is resolved by reading back: counted once.
+    cx.store.inject(Op::Put, Fault::LoseResponse);
+    mine.add(5).await.unwrap();
+    mine.add(-3).await.unwrap();
+    assert_eq!(mine.value().await.unwrap(), 42);
+    // The shards are docs at key/<i>.
+    let keys = cx.raw.list("hits/").await.unwrap();
+    assert!(keys.iter().all(|k| ["hits/0", "hits/1", "hits/2", "hits/3"].contains(&k.as_str())), "{keys:?}");
+    // After value() every shard's handle knows its version: an add is one request.
+    cx.take_counts();
+    mine.add(1).await.unwrap();
+    assert_eq!(cx.take_counts(), counts(0, 1));
+    for bad in [0, 1001] {
+        assert!(matches!(cx.db.counter("c", Some(bad)), Err(Error::InvalidArgument(_))), "{bad} shards");
+    }
+    assert!(matches!(mine.add(1 << 53).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(cx.db.counter("log/x", None), Err(Error::InvalidArgument(_))), "key rules");
+}
+
+pub async fn fault_store_limit_writes_answers_429_past_the_limit(cx: Ctx) {
+    let clock = fencepost::testing::ManualClock::new(fencepost::testing::ManualClock::START_2026);
+    let store = fencepost::testing::FaultStore::with_clock(cx.raw.clone(), std::rc::Rc::new(clock.clone()));
+    store.limit_writes(Some(2));
+    let (none, meta) = (Precondition::None, Default::default());
+    let put = |body: &'static [u8]| store.put("k", body, &none, &meta);
+    assert!(put(b"1").await.is_ok() && put(b"2").await.is_ok());
+    let e = put(b"3").await.unwrap_err();
+    assert_eq!((e.status, e.code.as_deref()), (Some(429), Some("SlowDown")));
+    assert!(store.get("k").await.is_ok(), "reads are not limited");
+    assert!(store.put("other", b"x", &Precondition::None, &Default::default()).await.is_ok(), "per key");
+    clock.advance(1.0);
+    assert!(put(b"4").await.is_ok(), "a second later");
+    store.limit_writes(None);
+    assert!(put(b"5").await.is_ok() && put(b"6").await.is_ok() && put(b"7").await.is_ok());
+    assert_eq!(cx.raw_body("k").await.unwrap(), b"7");
+}
+
 // ---------------------------------------------------------------- objects (layer 0)
 
 pub async fn objects_conditional_puts(cx: Ctx) {

@@ -217,6 +217,8 @@ macro_rules! for_each_case {
             events_report_requests_calls_and_lease_transitions,
             doc_update_from_the_handles_view_is_one_request,
             doc_update_from_a_stale_view_costs_one_extra_put,
+            counter_is_exact_under_concurrency_and_lost_responses,
+            fault_store_limit_writes_answers_429_past_the_limit,
         );
     };
 }

@@ -1,0 +1,109 @@
+//! counter: a sharded counter, the answer to per-key write limits (R2 takes one write per second
+//! per key; GCS about the same) for counters, rate tallies and metrics. Each shard is a doc at
+//! `key/<i>`; `add` updates one shard chosen at random (through the doc machinery: exact under
+//! contention, a lost response resolved by reading back), `value` sums them all.
+
+use serde_json::Value;
+
+use crate::base::error::{Error, Result};
+use crate::base::future::{LocalBoxFuture, join_all};
+use crate::doc::{self, Seen};
+use crate::host::random::random_unit;
+use crate::objects::Objects;
+use crate::objects::events::Call;
+use crate::objects::transition::transition;
+
+/// Shards when none are asked for.
+pub const DEFAULT_SHARDS: u32 = 16;
+/// The most shards a counter may have (`value` reads every one).
+pub const MAX_SHARDS: u32 = 1000;
+/// Attempts of an add under contention (an add is two requests per attempt): more than a doc's
+/// default, since adds commute and a burst of them on one shard is what a counter is for.
+const ADD_ATTEMPTS: u32 = 64;
+/// Integers a JS number carries exactly: counts stay within ±(2^53 - 1).
+const MAX_SAFE: i64 = (1 << 53) - 1;
+
+/// A sharded counter, from [`crate::Fencepost::counter`]. Each shard's doc handle remembers what
+/// it last saw, so an `add` nobody raced costs one request. Clones share the shards' handles.
+#[derive(Clone)]
+pub struct Counter {
+    objects: Objects,
+    key: String,
+    /// Each shard's key and the version its handle last saw.
+    shards: Vec<(String, Seen)>,
+}
+
+impl Counter {
+    pub(crate) fn new(objects: &Objects, key: &str, shards: u32) -> Result<Counter> {
+        if !(1..=MAX_SHARDS).contains(&shards) {
+            return Err(Error::invalid(format!("shards must be an integer between 1 and {MAX_SHARDS}")));
+        }
+        let shards = (0..shards)
+            .map(|i| {
+                let shard = format!("{key}/{i}");
+                objects.check_key(&shard).map(|()| (shard, Seen::default()))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Counter { objects: objects.clone(), key: key.to_owned(), shards })
+    }
+
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Add `n` (a whole number, negative to subtract) to one shard chosen at random. Requests: 1
+    /// when that shard's handle saw its current version, else 2 (a read, then the write).
+    pub async fn add(&self, n: i64) -> Result<()> {
+        let (objects, call) = self.objects.call("counter.add");
+        let added = self.add_to_a_shard(&objects, n).await;
+        Call::end(call, &self.objects, &self.key, added)
+    }
+
+    async fn add_to_a_shard(&self, objects: &Objects, n: i64) -> Result<()> {
+        if n.abs() > MAX_SAFE {
+            return Err(Error::invalid("a counter adds integers of at most 2^53 - 1"));
+        }
+        let pick = ((random_unit() * self.shards.len() as f64) as usize).min(self.shards.len() - 1);
+        let (shard, seen) = &self.shards[pick];
+        let mut add = transition(|v: Value| {
+            let sum = count(shard, &v)? + n;
+            if sum.abs() > MAX_SAFE {
+                return Err(Error::invalid("the counter would leave ±(2^53 - 1)"));
+            }
+            Ok(Value::from(sum))
+        });
+        doc::update(objects, shard, seen, &mut *add, Some(Value::from(0)), ADD_ATTEMPTS).await.map(drop)
+    }
+
+    /// The sum of every shard (absent shards count 0). Requests: one read per shard, together.
+    pub async fn value(&self) -> Result<i64> {
+        let (objects, call) = self.objects.call("counter.value");
+        let summed = self.sum(&objects).await;
+        Call::end(call, &self.objects, &self.key, summed)
+    }
+
+    async fn sum(&self, objects: &Objects) -> Result<i64> {
+        let reads: Vec<LocalBoxFuture<'_, Result<i64>>> = self
+            .shards
+            .iter()
+            .map(|(shard, seen)| -> LocalBoxFuture<'_, Result<i64>> {
+                Box::pin(async move {
+                    match doc::read(objects, shard, seen).await? {
+                        Some(got) => count(shard, &got.value),
+                        None => Ok(0),
+                    }
+                })
+            })
+            .collect();
+        let mut total: i64 = 0;
+        for shard in join_all(reads).await {
+            total = total.saturating_add(shard?);
+        }
+        Ok(total)
+    }
+}
+
+/// A shard's count: a whole number, else the shard is corrupt.
+fn count(shard: &str, value: &Value) -> Result<i64> {
+    value.as_i64().ok_or_else(|| Error::corrupt(shard, "a counter shard holds something other than a whole number"))
+}
