@@ -11,6 +11,7 @@ import { claim } from "./claim.js";
 import { acquire, attach, breakLease, cooperativeWrite, withLease } from "./lease.js";
 import { inspect, prune } from "./inspect.js";
 import { openDoc } from "./doc.js";
+import { openCounter } from "./counter.js";
 import { Objects } from "./objects.js";
 
 const FENCEPOST_OPTIONS = /** @type {const} */ ({ retry: "object", now: "function", clock: "any", onEvent: "function" });
@@ -83,6 +84,11 @@ export class Fencepost {
   /** A handle on a JSON document; `{schema}`: any Standard Schema (zod, valibot, arktype…). */
   doc(/** @type {string} */ key, /** @type {any} */ opts) {
     return openDoc(this.#core, key, opts);
+  }
+
+  /** A sharded counter: `{add(n = 1), value()}` over `shards` (default 16) docs at `key/<i>`. */
+  counter(/** @type {string} */ key, /** @type {any} */ opts) {
+    return openCounter(this.#core, key, opts);
   }
 
   /** Layer 0 (get / conditional put / delete / list / waitFor) on the same store. */

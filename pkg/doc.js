@@ -8,7 +8,7 @@ import { Lazy, run } from "./binding.js";
 
 /** @typedef {import("./fencepost.js").Doc} CoreDoc */
 
-const UPDATE_OPTIONS = /** @type {const} */ ({ create: "any", maxAttempts: "number", signal: "signal" });
+const UPDATE_OPTIONS = /** @type {const} */ ({ create: "any", maxAttempts: "number", fresh: "boolean", signal: "signal" });
 
 /**
  * `db.doc(key, {schema})`: the handle (its core document made on first use).
@@ -47,7 +47,11 @@ export class Doc {
     return { value: this.#schema ? await validate(this.#schema, value, this.key) : value, etag: got[1] };
   }
 
-  /** Read, apply `fn`, compare-and-swap, retry on conflict; resolves to the value written. */
+  /**
+   * Read, apply `fn`, compare-and-swap, retry on conflict; resolves to the value written. From the
+   * version this handle last read or wrote, one guarded PUT first (1 request when nobody else
+   * wrote); `{fresh: true}` reads first.
+   */
   async update(/** @type {Function} */ fn, /** @type {any} */ opts) {
     func(fn, "update's first argument");
     const o = options(opts, UPDATE_OPTIONS, "update options");
@@ -59,6 +63,7 @@ export class Doc {
       : fn;
     const hasCreate = opts != null && Object.hasOwn(opts, "create") && opts.create !== undefined;
     const create = hasCreate ? toJson(o.create, "update options.create") : undefined;
+    if (o.fresh) this.#core.get().forget();
     const written = await run(() => this.#core.get().update(jsonCallback(transition, "update's result"), create,
       o.maxAttempts, o.signal));
     return JSON.parse(written);

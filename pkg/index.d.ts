@@ -263,6 +263,8 @@ export declare class Fencepost {
   prune(prefix: string, options: { olderThan: number; dryRun?: boolean } & CallOptions): Promise<{ deleted: number; kept: number; keys: string[] }>;
   /** A handle on a JSON document; with a schema, values are the schema's output. */
   doc<T = Json>(key: string, options?: { schema?: StandardSchemaV1<unknown, T> }): Doc<T>;
+  /** A sharded counter over `shards` (default 16, at most 1000) docs at `key/<i>` (no request). */
+  counter(key: string, options?: { shards?: number }): Counter;
   /** Layer 0 on the same store. */
   readonly objects: Objects;
 }
@@ -346,10 +348,24 @@ export declare class Doc<T = Json> {
   private constructor();
   readonly key: string;
   get(options?: CallOptions): Promise<{ value: T; etag: string } | null>;
-  /** Read, apply, CAS; retried on conflict (2 requests per attempt). Resolves to the value written. */
-  update(fn: (value: T) => Awaitable<JsonSafe<T>>, options?: { create?: JsonSafe<T>; maxAttempts?: number } & CallOptions): Promise<T>;
+  /**
+   * Read, apply, CAS; retried on conflict (2 requests per attempt). From the version this handle
+   * last read or wrote, one guarded PUT first: 1 request when nobody else wrote since. `fresh`
+   * reads first. Resolves to the value written.
+   */
+  update(fn: (value: T) => Awaitable<JsonSafe<T>>, options?: { create?: JsonSafe<T>; maxAttempts?: number; fresh?: boolean } & CallOptions): Promise<T>;
   /** Idempotent. */
   delete(options?: CallOptions): Promise<void>;
+}
+
+/** A counter sharded over docs at `key/<i>`, past a store's per-key write limit. */
+export declare class Counter {
+  private constructor();
+  readonly key: string;
+  /** Add `n` (default 1; a whole number, negative to subtract) to one shard chosen at random: 1 request when that shard's version is known, else 2. Exact under contention and lost responses. */
+  add(n?: number, options?: CallOptions): Promise<void>;
+  /** The sum of every shard: one read per shard, together. */
+  value(options?: CallOptions): Promise<number>;
 }
 
 export interface StoredObject {

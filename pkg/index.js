@@ -9,6 +9,7 @@ export { Fencepost, objects } from "./db.js";
 export { Store, memoryStore, s3Store, r2Store, countingStore, checkStore } from "./stores.js";
 export { Lease } from "./lease.js";
 export { Doc } from "./doc.js";
+export { Counter } from "./counter.js";
 export { Objects } from "./objects.js";
 export {
   FencepostError, LeaseLost, ConflictError, StorageError, AmbiguousWriteError, InvalidArgument, TimeoutError,

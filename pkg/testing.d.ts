@@ -34,6 +34,8 @@ export declare class FaultStore extends Store {
   inject(fault: Fault, options?: InjectOptions): this;
   /** Forget every fault not yet applied. */
   clearFaults(): void;
+  /** Answer 429 (SlowDown) to writes past `perKey` to one key within a second, as R2 does at 1; `null` lifts the limit. */
+  limitWrites(limit: { perKey: number } | null): this;
 }
 
 /** Wrap any store (or an R2 binding) to inject faults; `{clock}` makes injected delays manual. */

@@ -44,6 +44,19 @@ export class FaultStore extends Store {
     return this;
   }
 
+  /**
+   * Answer 429 (`SlowDown`) to writes (PUT, DELETE) past `perKey` to one key within a second, as
+   * R2 does past one write per second per key; `null` lifts the limit. Seconds are the manual
+   * clock's when the store was made with one.
+   */
+  limitWrites(/** @type {any} */ opts) {
+    const { perKey } = opts === null ? { perKey: undefined } : options(opts, { perKey: "number" }, "limitWrites options");
+    if (opts !== null && perKey == null) throw new InvalidArgument("limitWrites needs {perKey}, or null to lift the limit");
+    const store = this.#bound();
+    attempt(() => store.limitWrites(perKey ?? undefined));
+    return this;
+  }
+
   /** Forget every fault not yet applied. */
   clearFaults() {
     if (isReady()) this.#bound().clearFaults();

@@ -51,6 +51,12 @@ impl Counter {
         &self.key
     }
 
+    /// The same counter, for calls that obey `cancel` (see [`Objects`]' "Cancellation": an add in
+    /// flight when it fires is settled by reading back, never left unknown silently).
+    pub fn with_cancel(&self, cancel: &crate::base::cancel::Cancel) -> Counter {
+        Counter { objects: self.objects.with_cancel(cancel), ..self.clone() }
+    }
+
     /// Add `n` (a whole number, negative to subtract) to one shard chosen at random. Requests: 1
     /// when that shard's handle saw its current version, else 2 (a read, then the write).
     pub async fn add(&self, n: i64) -> Result<()> {

@@ -84,6 +84,11 @@ impl Scoped for crate::lease::Lease {
         self.with_cancel(cancel)
     }
 }
+impl Scoped for crate::counter::Counter {
+    fn with(&self, cancel: &Cancel) -> Self {
+        self.with_cancel(cancel)
+    }
+}
 impl Scoped for crate::doc::Doc {
     fn with(&self, cancel: &Cancel) -> Self {
         self.with_cancel(cancel)
@@ -431,6 +436,15 @@ impl JsFencepost {
         self.inner.doc(&key).map(|inner| JsDoc { inner }).map_err(to_js)
     }
 
+    /// A sharded counter (no request); `shards` checked by the core.
+    pub fn counter(&self, key: String, shards: Option<f64>) -> std::result::Result<JsCounter, JsValue> {
+        let build = || {
+            let shards = count(shards, "counter options.shards")?;
+            self.inner.counter(&key, shards).map(|inner| JsCounter { inner })
+        };
+        build().map_err(to_js)
+    }
+
     pub fn objects(&self) -> JsObjects {
         JsObjects { db: self.inner.clone() }
     }
@@ -596,6 +610,45 @@ impl JsDoc {
             async move { doc.delete().await.map(|_| JsValue::UNDEFINED) }
         })
     }
+
+    /// Forget the remembered version (`update({fresh: true})` reads first).
+    pub fn forget(&self) {
+        self.inner.forget();
+    }
+}
+
+// ------------------------------------------------------------------------------------ Counter
+
+#[wasm_bindgen(js_name = Counter)]
+pub struct JsCounter {
+    inner: crate::counter::Counter,
+}
+
+#[wasm_bindgen(js_class = Counter)]
+impl JsCounter {
+    /// Add `n` (a whole number; the JS layer defaults it to 1).
+    pub fn add(&self, n: f64, signal: Option<AbortSignal>) -> JsValue {
+        promise(signal, |c| {
+            let counter = self.inner.under(&c);
+            async move { counter.add(count_signed(n)?).await.map(|()| JsValue::UNDEFINED) }
+        })
+    }
+
+    /// The sum of the shards.
+    pub fn value(&self, signal: Option<AbortSignal>) -> JsValue {
+        promise(signal, |c| {
+            let counter = self.inner.under(&c);
+            async move { counter.value().await.map(|v| (v as f64).into()) }
+        })
+    }
+}
+
+/// A whole number of a JS number (the core judges its range).
+fn count_signed(n: f64) -> Result<i64> {
+    if n.fract() != 0.0 || !n.is_finite() {
+        return Err(Error::invalid("a counter adds whole numbers"));
+    }
+    Ok(n.clamp(-9.2e18, 9.2e18) as i64)
 }
 
 // ------------------------------------------------------------------------------------ Objects

@@ -110,6 +110,22 @@ impl Store {
             f.clear_faults();
         }
     }
+
+    /// Fault stores: refuse writes past `per_key` per key per second with 429 (`None` lifts it).
+    #[wasm_bindgen(js_name = limitWrites)]
+    pub fn limit_writes(&self, per_key: Option<f64>) -> std::result::Result<(), JsValue> {
+        let limit = || -> Result<()> {
+            let faults = self.faults.as_ref().ok_or_else(|| Error::invalid("limitWrites() needs a faultStore()"))?;
+            let per_key = match per_key {
+                None => None,
+                Some(n) if n.fract() == 0.0 && (1.0..=1e6).contains(&n) => Some(n as u32),
+                Some(_) => return Err(Error::invalid("limitWrites perKey must be an integer between 1 and 1000000")),
+            };
+            faults.limit_writes(per_key);
+            Ok(())
+        };
+        limit().map_err(to_js)
+    }
 }
 
 /// The S3 error code a real store answers with for `status`.

@@ -477,6 +477,62 @@ export function cases(env) {
     eq(new lib.LeaseLost("by hand").reason, "stolen", "one made by hand: not ours any more");
   });
 
+  // ------------------------------------------------------------------ cost and scale
+  test("doc.update by a single writer: 1 request per update after the first; a stale view costs one extra PUT; fresh reads first", async () => {
+    const w = world(env);
+    const d = w.db.doc("stats/n");
+    w.counts();
+    eq(await d.update((n) => n + 1, { create: 0 }), 1, "created");
+    eq(w.counts(), w.req(1, 1), "the first update reads");
+    for (let n = 2; n <= 5; n++) {
+      eq(await d.update((v) => v + 1), n, `update ${n}`);
+      eq(w.counts(), w.req(0, 1), "then one guarded PUT");
+    }
+    await w.peer().doc("stats/n").update((v) => v + 10);
+    w.counts();
+    let calls = 0;
+    eq(await d.update((v) => (calls++, v + 1)), 16, "exact: the other writer's +10 is kept");
+    eq([calls, w.counts()], [2, w.req(1, 2)], "the refused guard, then read and CAS");
+    eq(await d.update((v) => v + 1, { fresh: true }), 17, "fresh");
+    eq(w.counts(), w.req(1, 1), "fresh reads first");
+    eq((await d.get()).value, 17, "get");
+    w.counts();
+    await d.update((v) => v + 1);
+    eq(w.counts(), w.req(0, 1), "a get refreshes the view too");
+    // Contended: 3 handles × 10 updates each, all exact.
+    const handles = [w.peer(), w.peer(), w.peer()].map((db) => db.doc("stats/c"));
+    await Promise.all(handles.map(async (h) => { for (let i = 0; i < 10; i++) await h.update((v) => v + 1, { create: 0, maxAttempts: 50 }); }));
+    eq((await w.db.doc("stats/c").get()).value, 30, "contended updates stay exact");
+    await rejects(d.update((v) => v, { fresh: "yes" }), lib.InvalidArgument, "fresh is a boolean");
+  });
+
+  test("counter: add touches one shard, value sums them; exact under concurrency; shards are docs at key/<i>", async () => {
+    const w = world(env);
+    const peers = [w.peer(), w.peer(), w.peer(), w.peer()];
+    await Promise.all(peers.map(async (db) => {
+      const c = db.counter("metrics/hits", { shards: 4 });
+      await Promise.all(Array.from({ length: 10 }, () => c.add()));
+    }));
+    const c = w.db.counter("metrics/hits", { shards: 4 });
+    eq(c.key, "metrics/hits", "key");
+    w.counts();
+    eq(await c.value(), 40, "every add counted once");
+    eq(w.counts(), w.req(4, 0), "value: one read per shard");
+    await c.add(5);
+    await c.add(-3);
+    eq(w.counts().put, 2, "an add whose shard's version is known: one PUT");
+    eq(await c.value(), 42, "negative adds subtract");
+    const keys = await w.raw.list("metrics/hits/");
+    assert(keys.length <= 4 && keys.every((k) => /^metrics\/hits\/[0-3]$/.test(k)), `shard keys: ${keys}`);
+    eq(await w.db.counter("metrics/fresh").value(), 0, "an untouched counter is 0 (16 shards by default)");
+    await rejects(c.add(1.5), lib.InvalidArgument, "whole numbers");
+    await rejects(c.add(2 ** 53), lib.InvalidArgument, "within 2^53");
+    for (const shards of [0, 1001, 2.5]) {
+      await rejects(Promise.resolve().then(() => w.db.counter("m", { shards }).value()), lib.InvalidArgument, `${shards} shards`);
+    }
+    await rejects(Promise.resolve().then(() => w.db.counter("m", { shard: 2 })), lib.InvalidArgument, "option names checked");
+  });
+
   // ------------------------------------------------------------------ fencepost/testing
   if (env.testing) {
     const { faultStore, manualClock } = env.testing;
@@ -509,6 +565,31 @@ export function cases(env) {
       eq((await d.get()).value, written, "what update resolved to is what is stored");
       t.store.inject("conflict", { op: "put", key: "claims/" });
       eq((await t.db.claim("claims/x", 1)).won, false, "a claim loses to the competing write");
+    });
+
+    test("testing: limitWrites({perKey}) answers 429 past the limit per key per second; a sharded counter gets past it; null lifts it", async () => {
+      const base = env.makeStore();
+      const store = faultStore(base).limitWrites({ perKey: 1 });
+      const db = new lib.Fencepost(store, { retry: { maxAttempts: 3, baseDelay: 0.01, maxDelay: 0.02 } });
+      const d = db.doc("hot");
+      await d.update((n) => n + 1, { create: 0 });
+      const e = await rejects(d.update((n) => n + 1), lib.StorageError, "a second write within the second");
+      eq([e.status, e.s3Code], [429, "SlowDown"], "429 SlowDown, as R2 answers");
+      await db.doc("other").update((n) => n + 1, { create: 0 });
+      const c = db.counter("tally", { shards: 8 });
+      let ok = 0, throttled = 0;
+      await Promise.all(Array.from({ length: 8 }, () => c.add().then(() => ok++, (err) => {
+        if (!(err instanceof lib.StorageError && err.status === 429)) throw err;
+        throttled++;
+      })));
+      eq(await c.value(), ok, "exact: every acknowledged add, none of the refused ones");
+      assert(ok >= 2, `spread over shards, several adds get through within one second (${ok} of 8)`);
+      store.limitWrites(null);
+      await d.update((n) => n + 1);
+      await d.update((n) => n + 1);
+      eq((await d.get()).value, 3, "no limit");
+      await rejects(Promise.resolve().then(() => store.limitWrites({ perKey: 0 })), lib.InvalidArgument, "perKey >= 1");
+      await rejects(Promise.resolve().then(() => store.limitWrites({})), lib.InvalidArgument, "perKey required");
     });
 
     test("testing: {status: 503} is retried (under the manual clock's backoff) and counted", async () => {
