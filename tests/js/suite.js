@@ -561,7 +561,7 @@ export function cases(env) {
       let calls = 0;
       const written = await d.update((v) => (calls++, v + 1));
       eq(calls, 3, "fn ran once per attempt (two conflicts, then success)");
-      eq(t.store.requestCounts().total, 6, "2 requests per attempt");
+      eq(t.store.requestCounts().total, 5, "the remembered version's PUT, then 2 requests per read-and-CAS attempt");
       eq((await d.get()).value, written, "what update resolved to is what is stored");
       t.store.inject("conflict", { op: "put", key: "claims/" });
       eq((await t.db.claim("claims/x", 1)).won, false, "a claim loses to the competing write");
