@@ -23,8 +23,9 @@ raw=$(stat -c %s pkg/fencepost_bg.wasm)
 # The features rustc enables by default for wasm32 today; -Oz for size (Workers bundle limits).
 # --low-memory-unused: Rust's stack sits below its data and never reaches the first KB, so
 # `load(x + C)` may become `load offset=C (x)` (they differ only when x + C wraps around to there).
-# The producers and target-features sections are for tools, not for running it.
-node_modules/.bin/wasm-opt -Oz --low-memory-unused --strip-producers --strip-target-features \
+# The producers and target-features sections are for tools, not for running it. Merging similar
+# functions (monomorphized copies that differ in a constant) after -Oz saves about 0.3 KB gzipped.
+node_modules/.bin/wasm-opt -Oz --merge-similar-functions -Oz --low-memory-unused --strip-producers --strip-target-features \
   --enable-bulk-memory --enable-mutable-globals --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-reference-types --enable-multivalue \
   pkg/fencepost_bg.wasm -o pkg/fencepost_bg.wasm
