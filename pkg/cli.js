@@ -269,7 +269,10 @@ async function main(/** @type {string[]} */ argv) {
     if (command === "prune") parseDuration(String(flags["older-than"]), "--older-than", command); // before any request
     const settings = storeSettings(flags, command);
     where = { endpoint: settings.endpoint, bucket: settings.bucket };
-    const db = new Fencepost(s3Store(settings));
+    // An operator waits at a terminal: shorter attempts and fewer of them than a service's defaults.
+    const timeout = flags.timeout === undefined ? 10 : parseDuration(String(flags.timeout), "--timeout", command);
+    if (timeout <= 0) throw new UsageError("--timeout must be more than 0 seconds", command);
+    const db = new Fencepost(s3Store({ ...settings, timeout }), { retry: { maxAttempts: 3 } });
     return await RUN[command](db, args, flags);
   } catch (e) {
     const [line, status] = describe(e, where);

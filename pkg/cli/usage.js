@@ -23,6 +23,7 @@ const FLAGS = /** @type {const} */ ({
   "access-key-id": { type: "string" },
   "secret-access-key": { type: "string" },
   "session-token": { type: "string" },
+  timeout: { type: "string" },
   json: { type: "boolean" },
   "show-holders": { type: "boolean" },
   yes: { type: "boolean", short: "y" },
@@ -32,7 +33,8 @@ const FLAGS = /** @type {const} */ ({
 });
 
 /** The flags every command takes: the store's, `--json` and `--help`. */
-const COMMON = ["endpoint", "bucket", "region", "prefix", "access-key-id", "secret-access-key", "session-token", "json", "help"];
+const COMMON = ["endpoint", "bucket", "region", "prefix", "access-key-id", "secret-access-key", "session-token", "timeout", "json",
+  "help"];
 
 /**
  * The commands: positionals (`name` required, `[name]` optional), their own flags, the help.
@@ -112,7 +114,9 @@ const STORE_HELP = `Store (each flag, else the environment):
   --prefix <prefix>           FENCEPOST_PREFIX        the store prefix: keys live under <prefix>/
   --access-key-id <id>        AWS_ACCESS_KEY_ID
   --secret-access-key <key>   AWS_SECRET_ACCESS_KEY
-  --session-token <token>     AWS_SESSION_TOKEN       (optional)`;
+  --session-token <token>     AWS_SESSION_TOKEN       (optional)
+  --timeout <duration>        per request attempt (default 10s; 3 attempts), so an endpoint that
+                              never answers fails within about 3 × the timeout`;
 
 const EXIT_HELP = `Exit status: 0 ok; 1 not found, check failed, not confirmed, or the store failed (refused
 credentials, unreachable endpoint, missing bucket); 2 usage (unknown command or flag, missing

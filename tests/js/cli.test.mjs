@@ -338,6 +338,24 @@ for (const runtime of Object.keys(RUNTIMES)) {
       new RegExp(`no bucket "no-such-bucket-here" at ${seaweed.endpoint.replace(/\./g, "\\.")} \\(NoSuchBucket`));
   });
 
+  test(`${runtime}: an endpoint that never answers fails within about 3 × --timeout (exit 1); a bad --timeout is a usage error`, { skip }, async () => {
+    const prefix = freshPrefix(`cli-${runtime}`);
+    const sockets = [];
+    const silent = createServer((socket) => sockets.push(socket)); // accepts, never answers
+    await new Promise((done) => silent.listen(0, "127.0.0.1", done));
+    try {
+      const t0 = Date.now();
+      const r = await cli(runtime, prefix, ["show", "k", "--endpoint", `http://127.0.0.1:${silent.address().port}`, "--timeout", "1s"]);
+      const took = Date.now() - t0;
+      assertOneLine(r, 1, /no answer within 1 s|no response/);
+      assert.ok(took < 8_000, `3 attempts of 1 s, then a read-back-free failure: ${took} ms`);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
+    assertOneLine(await cli(runtime, prefix, ["ls", "--timeout", "soon"]), 2, /--timeout: bad duration/);
+  });
+
   test(`${runtime}: the package's bin (${runtime === "node" ? "npx fencepost" : "deno run -A npm:fencepost"})`, { skip }, async () => {
     const { prefix, held } = await seed(runtime);
     const [cmd, args] = runtime === "node" ? ["npx", ["--offline", "--no-install", "fencepost"]] : [DENO, ["run", "-A", "npm:fencepost"]];
