@@ -4,8 +4,8 @@
 #
 #   scripts/test.sh            all stages
 #   scripts/test.sh node deno  only these stages (native lint servers native-s3 service wasm node examples
-#                              types package deno cli workerd workers browser bundlers playground demo
-#                              rust-worker chaos)
+#                              types package deno bun cli workerd workers browser bundlers playground
+#                              demo rust-worker chaos)
 #
 # FENCEPOST_SKIP_BUILD=1 uses pkg/ as it is (its wasm already built): packed and installed, not rebuilt.
 set -uo pipefail
@@ -16,7 +16,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native lint servers native-s3 service wasm node examples types package deno cli workerd workers browser bundlers playground demo rust-worker chaos)
+[ ${#stages[@]} -eq 0 ] && stages=(native lint servers native-s3 service wasm node examples types package deno bun cli workerd workers browser bundlers playground demo rust-worker chaos)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -47,7 +47,7 @@ count_cargo() { awk '/^test result:/ {p+=$4; f+=$6} END {print p+0, f+0}' "$1"; 
 count_plain() { awk '/^[0-9]+ passed, [0-9]+ failed/ {p+=$1; f+=$3} END {print p+0, f+0}' "$1"; }
 
 # `junit REPORT RUNNER…`: run a JS test runner that also writes a JUnit report to REPORT (node --test,
-# deno test and vitest all can), then print that report's "N passed, M failed" (js/support/junit.mjs).
+# deno test, bun test and vitest all can), then print that report's "N passed, M failed" (js/support/junit.mjs).
 junit() {
   local report=$1 rc
   shift
@@ -89,7 +89,7 @@ fi
 
 needs_pkg=0
 needs_servers=0
-for s in node deno cli workerd browser chaos; do want "$s" && needs_pkg=1 && needs_servers=1; done
+for s in node deno bun cli workerd browser chaos; do want "$s" && needs_pkg=1 && needs_servers=1; done
 for s in examples types package bundlers workers playground demo; do want "$s" && needs_pkg=1; done   # the package only
 for s in servers native-s3 service wasm; do want "$s" && needs_servers=1; done                       # the servers only
 if [ $needs_pkg -eq 1 ]; then
@@ -160,6 +160,12 @@ if want deno; then
   report=$LOGS/deno.junit.xml
   stage deno count_plain junit "$report" deno test --allow-read --allow-env --allow-net=127.0.0.1 --config tests/js/deno.json \
     --junit-path="$report" tests/js/deno.test.mjs
+fi
+if want bun; then
+  # The same suite in Bun (npm `bun`), through the package's "bun" export condition.
+  report=$LOGS/bun.junit.xml
+  stage bun count_plain junit "$report" bun test --timeout 60000 --reporter=junit --reporter-outfile="$report" \
+    tests/js/bun.test.mjs
 fi
 if want cli; then
   # The `fencepost` command line of the installed package, run as a subprocess under Node and Deno
