@@ -4,8 +4,8 @@
 #
 #   scripts/test.sh            all stages
 #   scripts/test.sh node deno  only these stages (native lint servers native-s3 service wasm node examples
-#                              types package deno bun cli workerd workers browser bundlers playground
-#                              demo rust-worker chaos)
+#                              types package deno bun edge cli workerd workers browser bundlers
+#                              playground demo rust-worker chaos)
 #
 # FENCEPOST_SKIP_BUILD=1 uses pkg/ as it is (its wasm already built): packed and installed, not rebuilt.
 set -uo pipefail
@@ -16,7 +16,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native lint servers native-s3 service wasm node examples types package deno bun cli workerd workers browser bundlers playground demo rust-worker chaos)
+[ ${#stages[@]} -eq 0 ] && stages=(native lint servers native-s3 service wasm node examples types package deno bun edge cli workerd workers browser bundlers playground demo rust-worker chaos)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -89,7 +89,7 @@ fi
 
 needs_pkg=0
 needs_servers=0
-for s in node deno bun cli workerd browser chaos; do want "$s" && needs_pkg=1 && needs_servers=1; done
+for s in node deno bun edge cli workerd browser chaos; do want "$s" && needs_pkg=1 && needs_servers=1; done
 for s in examples types package bundlers workers playground demo; do want "$s" && needs_pkg=1; done   # the package only
 for s in servers native-s3 service wasm; do want "$s" && needs_servers=1; done                       # the servers only
 if [ $needs_pkg -eq 1 ]; then
@@ -166,6 +166,11 @@ if want bun; then
   report=$LOGS/bun.junit.xml
   stage bun count_plain junit "$report" bun test --timeout 60000 --reporter=junit --reporter-outfile="$report" \
     tests/js/bun.test.mjs
+fi
+if want edge; then
+  # The same suite in Vercel's Edge Runtime (npm `edge-runtime`), bundled with the "edge-light"
+  # condition (tests/js/edge/).
+  stage edge count_plain node tests/js/edge/run.mjs
 fi
 if want cli; then
   # The `fencepost` command line of the installed package, run as a subprocess under Node and Deno

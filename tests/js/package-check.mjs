@@ -121,7 +121,8 @@ function shippedProblems(tarball, entries, dir) {
     const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;'"]*?from\s*["'](\.[^"']+)["']/g),
       ...text.matchAll(/(?:^|\n)\s*import\s*["'](\.[^"']+)["']/g)].map((m) => m[1]);
     for (const spec of specs) {
-      const target = posix.join(posix.dirname(file), spec);
+      // A bundler's import attribute in the specifier (`x.wasm?module`, Vercel's) names the file x.wasm.
+      const target = posix.join(posix.dirname(file), spec.replace(/\?[a-z]+$/, ""));
       if (!entries.includes(target)) problems.push(`${file} imports ${spec}, which is not in the tarball (pkg/package.json "files")`);
     }
   }
