@@ -1,5 +1,5 @@
-// Runs every runnable example of the patterns guide (examples/patterns/*.mjs) against the
-// installed package: documentation that cannot rot. Each example exits non-zero when its invariant
+// Runs every runnable example of the patterns guide (examples/patterns/*.mjs) and the Deno Deploy
+// cron example (examples/deno-deploy/) against the installed package: documentation that cannot rot. Each example exits non-zero when its invariant
 // fails. Then the tests of the "Testing your code" guide (examples/testing/, docs/testing.md), each
 // under the runner it is written for: node --test, deno test, vitest in workerd; one count per
 // test, read from the runner's JUnit report.
@@ -22,6 +22,20 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith(".mjs")).sort()) {
   } else {
     failed++;
     console.log(`not ok - ${file} (exit ${r.status})\n${r.stdout}${r.stderr}`);
+  }
+}
+
+// Deno Deploy's Deno.cron, deduplicated by a claim: registered, then one tick fired twice at once.
+{
+  const deno = `${root}node_modules/.bin/deno`;
+  const args = ["run", "--unstable-cron", "--allow-read", "--allow-env", "--allow-net=127.0.0.1", "examples/deno-deploy/cron.mjs"];
+  const r = spawnSync(deno, args, { cwd: root, encoding: "utf8", timeout: 60_000, env: { ...process.env, NO_COLOR: "1" } });
+  if (r.status === 0) {
+    passed++;
+    console.log("ok - examples/deno-deploy/cron.mjs (deno run --unstable-cron)");
+  } else {
+    failed++;
+    console.log(`not ok - examples/deno-deploy/cron.mjs (exit ${r.status})\n${r.stdout}${r.stderr}`);
   }
 }
 
