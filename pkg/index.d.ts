@@ -159,7 +159,7 @@ export interface RequestEvent {
 /** A call of the API ended. */
 export interface CallEvent {
   type: "call";
-  /** "claim", "lease", "withLease", "attachLease", "cooperativeWrite", "inspect", "breakLease", "prune", "doc.get", "doc.update", "doc.delete", "lease.renew", "lease.updateState", "lease.release", "objects.get", "objects.put", "objects.delete", "objects.list", "objects.entries" (one per page), "objects.waitFor". */
+  /** "claim", "lease", "withLease", "attachLease", "cooperativeWrite", "inspect", "breakLease", "prune", "doc.get", "doc.update", "doc.delete", "counter.add", "counter.value", "lease.renew", "lease.updateState", "lease.release", "objects.get", "objects.put", "objects.delete", "objects.list", "objects.entries" (one per page), "objects.waitFor". */
   method: string;
   /** The key (the prefix for prune, objects.list and objects.entries). */
   key: string;
