@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::base::error::Result;
 use crate::codec::json;
-use crate::lease::LeaseDoc;
+use crate::lease::{LeaseDoc, LeaseView};
 use crate::objects::Objects;
 use crate::time::Timestamp;
 
@@ -33,25 +33,6 @@ pub enum Held {
     Bytes(Vec<u8>),
 }
 
-/// A lease document as an operator needs it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LeaseView {
-    pub epoch: u64,
-    /// A credential: show it to operators only (the CLI prints a fingerprint unless asked).
-    pub holder: Option<String>,
-    /// `None` for a released document written with a null deadline.
-    pub deadline_at: Option<Timestamp>,
-    /// Released (no holder) or past its deadline (inclusive): anyone may acquire it now.
-    pub expired: bool,
-    /// No holder: released, or broken.
-    pub released: bool,
-    /// Seconds until the deadline, negative once past (`-inf` without a deadline).
-    pub expires_in: f64,
-    pub state: Value,
-    /// The whole document as stored (unknown fields included).
-    pub document: Value,
-}
-
 /// Read `key` once and say what it holds; `None` when absent.
 pub(crate) async fn inspect(objects: &Objects, key: &str) -> Result<Option<Inspection>> {
     objects.check_key(key)?;
@@ -60,7 +41,7 @@ pub(crate) async fn inspect(objects: &Objects, key: &str) -> Result<Option<Inspe
     let kind = match json::parse(&obj.body) {
         Err(_) => Held::Bytes(obj.body.clone()),
         Ok(value) => match LeaseDoc::from_value(key, value.clone()) {
-            Ok(doc) => Held::Lease(lease_view(doc, value, objects.now()?)),
+            Ok(doc) => Held::Lease(doc.view(value, objects.now()?)),
             Err(_) => Held::Json(value),
         },
     };
@@ -71,18 +52,4 @@ pub(crate) async fn inspect(objects: &Objects, key: &str) -> Result<Option<Inspe
         last_modified: obj.last_modified,
         kind,
     }))
-}
-
-/// A lease document judged at `now`.
-pub(crate) fn lease_view(doc: LeaseDoc, document: Value, now: Timestamp) -> LeaseView {
-    LeaseView {
-        epoch: doc.epoch,
-        expired: doc.is_expired(now),
-        released: doc.holder.is_none(),
-        expires_in: doc.deadline_at.map_or(f64::NEG_INFINITY, |d| now.secs_until(d)),
-        holder: doc.holder,
-        deadline_at: doc.deadline_at,
-        state: doc.state,
-        document,
-    }
 }

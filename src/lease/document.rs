@@ -24,12 +24,51 @@ pub struct LeaseDoc {
     pub extra: Map<String, Value>,
 }
 
+/// A lease document as an operator needs it, judged at the time it was read (what `inspect`
+/// shows, and what `break_lease` reports it broke).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaseView {
+    pub epoch: u64,
+    /// A credential: show it to operators only (the CLI prints a fingerprint unless asked).
+    pub holder: Option<String>,
+    /// `None` for a released document written with a null deadline.
+    pub deadline_at: Option<Timestamp>,
+    /// Released (no holder) or past its deadline (inclusive): anyone may acquire it now.
+    pub expired: bool,
+    /// No holder: released, or broken.
+    pub released: bool,
+    /// Seconds until the deadline, negative once past (`-inf` without a deadline).
+    pub expires_in: f64,
+    pub state: Value,
+    /// The whole document as stored (unknown fields included).
+    pub document: Value,
+}
+
 impl LeaseDoc {
     /// Parse stored bytes strictly: anything but the expected shape is `Corrupt`, never a panic
     /// and never silently repaired (a repair would overwrite someone's data).
     pub fn parse(key: &str, bytes: &[u8]) -> Result<Self> {
-        let value = json::parse(bytes).map_err(|m| Error::corrupt(key, format!("not a lease document: {m}")))?;
-        Self::from_value(key, value)
+        Self::from_value(key, Self::json(key, bytes)?)
+    }
+
+    /// The stored bytes as JSON, failing as [`LeaseDoc::parse`] does (for a caller that keeps the
+    /// value as well as the document).
+    pub(crate) fn json(key: &str, bytes: &[u8]) -> Result<Value> {
+        json::parse(bytes).map_err(|m| Error::corrupt(key, format!("not a lease document: {m}")))
+    }
+
+    /// The document judged at `now`; `document` is the value it was parsed from.
+    pub(crate) fn view(self, document: Value, now: Timestamp) -> LeaseView {
+        LeaseView {
+            epoch: self.epoch,
+            expired: self.is_expired(now),
+            released: self.holder.is_none(),
+            expires_in: self.deadline_at.map_or(f64::NEG_INFINITY, |d| now.secs_until(d)),
+            holder: self.holder,
+            deadline_at: self.deadline_at,
+            state: self.state,
+            document,
+        }
     }
 
     /// The same, from a value already parsed (an operator's read keeps the value too).

@@ -26,6 +26,7 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
+pub use document::LeaseView;
 pub(crate) use document::{LeaseDoc, MAX_EPOCH};
 
 use crate::base::cancel::Cancel;
