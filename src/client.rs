@@ -168,8 +168,7 @@ impl Fencepost {
         F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
         E: From<crate::base::error::Error>,
     {
-        let every = options.keep_alive_every;
-        with_lease::with_lease(&self.objects, key, options, every, state_fn, f).await
+        with_lease::with_lease(&self.objects, key, options, state_fn, f).await
     }
 
     /// Re-attach to the current ownership period of `holder`: one read, nothing written. `None`

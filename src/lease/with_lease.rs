@@ -16,9 +16,9 @@ use crate::objects::Objects;
 use crate::objects::events::Call;
 use crate::objects::transition::Transition;
 
-/// Acquire `key`, run `f` with the lease while keep-alive renews it every `every` seconds
-/// (default `ttl / 3`), then release it. `Ok(None)` without calling `f` when the lease could not
-/// be acquired. Outcomes:
+/// Acquire `key`, run `f` with the lease while keep-alive renews it every
+/// `options.keep_alive_every` seconds (default `ttl / 3`), then release it. `Ok(None)` without
+/// calling `f` when the lease could not be acquired. Outcomes:
 /// - `f` succeeds and the lease was held throughout → `f`'s output, after the release; a failed
 ///   release is reported (`Err`): the lease then stays held until its deadline, and the caller
 ///   should know that others cannot take it sooner.
@@ -33,7 +33,6 @@ pub(crate) async fn with_lease<T, E, F>(
     objects: &Objects,
     key: &str,
     options: LeaseOptions,
-    every: Option<f64>,
     state_fn: Option<&mut Transition<'_>>,
     f: F,
 ) -> std::result::Result<Option<T>, E>
@@ -42,7 +41,7 @@ where
     E: From<Error>,
 {
     let (scoped, call) = objects.call("withLease");
-    let (ran, outcome) = run(&scoped, key, options, every, state_fn, f).await;
+    let (ran, outcome) = run(&scoped, key, options, state_fn, f).await;
     Call::report(call, objects, key, outcome);
     ran
 }
@@ -53,7 +52,6 @@ async fn run<T, E, F>(
     objects: &Objects,
     key: &str,
     options: LeaseOptions,
-    every: Option<f64>,
     state_fn: Option<&mut Transition<'_>>,
     f: F,
 ) -> (std::result::Result<Option<T>, E>, &'static str)
@@ -65,6 +63,7 @@ where
         let code = e.code();
         (Err(E::from(e)), code)
     };
+    let every = options.keep_alive_every;
     if let Some(every) = every {
         // Checked before anything is acquired, so a bad interval leaves nothing to release.
         if let Err(e) = super::keep_alive::check_interval(options.ttl, every) {
