@@ -375,6 +375,17 @@ export class Simulation {
 
   // ----------------------------------------------------------------------------------- operator
 
+  /** The operator's call `op`: its result, or undefined after a rejection (recorded). */
+  async #operatorCall(/** @type {string} */ op, /** @type {() => Promise<any>} */ call) {
+    try {
+      return await call();
+    } catch (e) {
+      if (!(e instanceof FencepostError)) throw e;
+      this.#record({ type: "rejected", operator: true, op, code: e.code, message: e.message });
+      return undefined;
+    }
+  }
+
   /**
    * Once a second: inspect the job lease; if it is held but looks stuck (no heartbeat for over half
    * the ttl), break it with the `break` probability. What the operator goes by comes from the store
@@ -389,26 +400,12 @@ export class Simulation {
     for (let tick = 1; tick < this.config.duration; tick++) {
       await this.#sleep(tick + OPERATOR_OFFSET - this.now);
       if (this.stopping) return;
-      let seen;
-      try {
-        seen = await db.inspect("job");
-      } catch (e) {
-        if (!(e instanceof FencepostError)) throw e;
-        this.#record({ type: "rejected", operator: true, op: "inspect", code: e.code, message: e.message });
-        continue;
-      }
+      const seen = await this.#operatorCall("inspect", () => db.inspect("job"));
       const held = seen?.kind === "lease" ? seen.lease : null;
       if (!held || held.released || held.expired || held.holder === null) continue;
       const quiet = ttl - held.expiresIn; // seconds since the last heartbeat (or the acquisition)
       if (quiet <= ttl / 2 || rng() >= this.config.break) continue;
-      let broken;
-      try {
-        broken = await db.breakLease("job");
-      } catch (e) {
-        if (!(e instanceof FencepostError)) throw e;
-        this.#record({ type: "rejected", operator: true, op: "break", code: e.code, message: e.message });
-        continue;
-      }
+      const broken = await this.#operatorCall("break", () => db.breakLease("job"));
       if (!broken) continue;
       const { previous } = broken;
       this.brokenEpochs.add(previous.epoch);
