@@ -305,7 +305,7 @@ impl Objects {
     }
 
     async fn all_keys(&self, prefix: &str) -> Result<Vec<String>> {
-        validate_prefix(prefix)?;
+        // Each page judges the prefix (the first before any request).
         collect_keys(prefix, async |cursor| self.page(prefix, None, cursor).await).await
     }
 

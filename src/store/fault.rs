@@ -234,7 +234,7 @@ impl FaultStore {
             Err(refused) => return Err(refused),
             Ok(plan) => plan,
         };
-        if request.op() != Op::Get && request.op() != Op::List && self.throttled(request.key()) {
+        if request.writes() && self.throttled(request.key()) {
             let why = "injected: more writes to this key within a second than limitWrites allows";
             return Err(StoreError::new(FailureKind::Transient, Some("SlowDown"), Some(429), why));
         }

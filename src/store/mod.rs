@@ -273,6 +273,11 @@ impl Request<'_> {
         }
     }
 
+    /// A PUT or a DELETE: what per-key write limits count.
+    pub(crate) fn writes(&self) -> bool {
+        matches!(self, Request::Put { .. } | Request::Delete(_) | Request::DeleteIfMatch { .. })
+    }
+
     /// The key (a listing's prefix).
     pub(crate) fn key(&self) -> &str {
         match *self {
