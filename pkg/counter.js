@@ -12,8 +12,7 @@ import { Lazy, run } from "./binding.js";
 export function openCounter(db, key, opts) {
   string(key, "key");
   const { shards } = options(opts, { shards: "number" }, "counter options");
-  const counter = new Counter(key, () => db.get().counter(key, shards ?? undefined));
-  return counter;
+  return new Counter(key, () => db.get().counter(key, shards ?? undefined));
 }
 
 /** A counter sharded over docs: `add` touches one shard, `value` reads them all. */

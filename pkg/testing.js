@@ -50,7 +50,7 @@ export class FaultStore extends Store {
    * clock's when the store was made with one.
    */
   limitWrites(/** @type {any} */ opts) {
-    const { perKey } = opts === null ? { perKey: undefined } : options(opts, { perKey: "number" }, "limitWrites options");
+    const perKey = opts === null ? null : options(opts, { perKey: "number" }, "limitWrites options").perKey;
     if (opts !== null && perKey == null) throw new InvalidArgument("limitWrites needs {perKey}, or null to lift the limit");
     const store = this.#bound();
     attempt(() => store.limitWrites(perKey ?? undefined));
