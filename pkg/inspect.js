@@ -4,6 +4,7 @@
 import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, options, string } from "./options.js";
 import { run } from "./binding.js";
+import { leaseView } from "./lease.js";
 
 /** @param {number | undefined} ms */
 const date = (ms) => (ms === undefined ? null : new Date(ms));
@@ -22,10 +23,7 @@ export async function inspect(db, key, opts) {
   const [kind, etag, size, lastModifiedMs, value, lease] = seen;
   /** @type {any} */
   const out = { key, etag, size, lastModified: date(lastModifiedMs), kind, value: kind === "bytes" ? value : JSON.parse(value) };
-  if (kind === "lease") {
-    const [epoch, holder, deadlineMs, expired, released, expiresIn, state] = lease;
-    out.lease = { epoch, holder, deadlineAt: date(deadlineMs), expired, released, expiresIn, state: JSON.parse(state) };
-  }
+  if (kind === "lease") out.lease = leaseView(lease);
   return out;
 }
 

@@ -61,9 +61,20 @@ export async function breakLease(db, key, opts) {
   const state = opts != null && Object.hasOwn(opts, "state") && o.state !== undefined ? toJson(o.state, "breakLease options.state") : undefined;
   const broken = await run(() => db.get().breakLease(key, state, o.signal));
   if (broken === null) return null;
-  const [epoch, prevEpoch, holder, deadlineMs, expired, released] = broken;
+  const [epoch, view] = broken;
+  const { epoch: was, holder, deadlineAt, expired, released } = leaseView(view);
+  return { key, epoch, previous: { epoch: was, holder, deadlineAt, expired, released } };
+}
+
+/**
+ * A judged lease period from the core (`inspect`'s lease, `breakLease`'s previous one) as
+ * `{epoch, holder, deadlineAt, expired, released, expiresIn, state}`.
+ * @param {any[]} view
+ */
+export function leaseView(view) {
+  const [epoch, holder, deadlineMs, expired, released, expiresIn, state] = view;
   const deadlineAt = deadlineMs === undefined ? null : new Date(deadlineMs);
-  return { key, epoch, previous: { epoch: prevEpoch, holder, deadlineAt, expired, released } };
+  return { epoch, holder, deadlineAt, expired, released, expiresIn, state: JSON.parse(state) };
 }
 
 /** A core lease (or null) as a handle. @param {CoreLease | null | undefined} inner */

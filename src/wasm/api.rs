@@ -24,7 +24,7 @@ use crate::client::{Fencepost, Options};
 use crate::doc::DEFAULT_MAX_ATTEMPTS;
 use crate::host::clock::SystemClock;
 use crate::inspect::Held;
-use crate::lease::LeaseOptions;
+use crate::lease::{LeaseOptions, LeaseView};
 use crate::objects::WaitOptions;
 use crate::objects::events::{Event, OnEvent};
 use crate::objects::retry::RetryPolicy;
@@ -125,6 +125,20 @@ fn js_transition(f: Function, what: &'static str) -> Box<Transition<'static>> {
 /// A time as JS milliseconds, or undefined.
 fn millis(at: Option<Timestamp>) -> JsValue {
     at.map_or(JsValue::UNDEFINED, |t| t.as_millis_f64().into())
+}
+
+/// A judged lease period (`inspect`'s lease, `breakLease`'s previous one): `[epoch, holder,
+/// deadlineMs | undefined, expired, released, expiresIn, stateJson]`.
+fn lease_view(l: LeaseView) -> JsValue {
+    array([
+        (l.epoch as f64).into(),
+        l.holder.map_or(JsValue::NULL, JsValue::from),
+        millis(l.deadline_at),
+        l.expired.into(),
+        l.released.into(),
+        l.expires_in.into(),
+        text(&l.state).into(),
+    ])
 }
 
 fn json_or_null(value: Option<Value>) -> JsValue {
@@ -353,26 +367,15 @@ impl JsFencepost {
     }
 
     /// What `key` holds, or null: `[kind, etag, size, lastModifiedMs | undefined, value, lease]`,
-    /// `value` JSON text (a Uint8Array for bytes), `lease` (kind "lease" only) `[epoch, holder,
-    /// deadlineMs | undefined, expired, released, expiresIn, stateJson]`. One read.
+    /// `value` JSON text (a Uint8Array for bytes), `lease` (kind "lease" only) as `lease_view`
+    /// gives it. One read.
     pub fn inspect(&self, key: String, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move {
                 let Some(seen) = db.inspect(&key).await? else { return Ok(JsValue::NULL) };
                 let (kind, value, lease) = match seen.kind {
-                    Held::Lease(l) => {
-                        let lease = array([
-                            (l.epoch as f64).into(),
-                            l.holder.map_or(JsValue::NULL, JsValue::from),
-                            millis(l.deadline_at),
-                            l.expired.into(),
-                            l.released.into(),
-                            l.expires_in.into(),
-                            text(&l.state).into(),
-                        ]);
-                        ("lease", text(&l.document).into(), lease)
-                    }
+                    Held::Lease(l) => ("lease", text(&l.document).into(), lease_view(l)),
                     Held::Json(v) => ("json", text(&v).into(), JsValue::UNDEFINED),
                     Held::Bytes(b) => ("bytes", js_sys::Uint8Array::from(b.as_slice()).into(), JsValue::UNDEFINED),
                 };
@@ -401,8 +404,8 @@ impl JsFencepost {
         })
     }
 
-    /// Break a lease (fencing-safe), or null without a lease document: `[epoch, previousEpoch,
-    /// previousHolder, previousDeadlineMs | undefined, wasExpired, wasReleased]`.
+    /// Break a lease (fencing-safe), or null without a lease document: `[epoch, previous]`, the
+    /// previous period as `lease_view` gives it.
     #[wasm_bindgen(js_name = breakLease)]
     pub fn break_lease(&self, key: String, state: Option<String>, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
@@ -410,15 +413,7 @@ impl JsFencepost {
             async move {
                 let state = state.map(|s| js_json(&s, "breakLease options.state")).transpose()?;
                 let Some(broken) = db.break_lease(&key, state).await? else { return Ok(JsValue::NULL) };
-                let p = broken.previous;
-                Ok(array([
-                    (broken.epoch as f64).into(),
-                    (p.epoch as f64).into(),
-                    p.holder.map_or(JsValue::NULL, JsValue::from),
-                    millis(p.deadline_at),
-                    p.expired.into(),
-                    p.released.into(),
-                ]))
+                Ok(array([(broken.epoch as f64).into(), lease_view(broken.previous)]))
             }
         })
     }
