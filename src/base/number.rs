@@ -39,7 +39,7 @@ fn shortest_text(f: f64, plain: std::ops::Range<i32>, whole: &str, exp_digits: u
     if plain.contains(&exp) {
         return format!("{sign}{}", positional(&digits, exp, whole));
     }
-    let (first, rest) = digits.split_at(1);
+    let (first, rest) = crate::base::text::split_at(&digits, 1);
     let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
     let exp_sign = if exp < 0 { '-' } else { '+' };
     format!("{sign}{first}{frac}e{exp_sign}{:0exp_digits$}", exp.abs())
@@ -53,7 +53,7 @@ fn positional(digits: &str, exp: i32, whole: &str) -> String {
     } else if point as usize >= digits.len() {
         format!("{}{}{whole}", digits, "0".repeat(point as usize - digits.len()))
     } else {
-        let (int, frac) = digits.split_at(point as usize);
+        let (int, frac) = crate::base::text::split_at(digits, point as usize);
         format!("{int}.{frac}")
     }
 }

@@ -2,6 +2,10 @@
 //! in S3's XML, a secret in an error message, `://` in an endpoint). Written here because std's
 //! `str::find(&str)` brings its Two-Way searcher into the wasm (about 3 KB) for texts of a few
 //! hundred bytes, where a plain scan is as fast.
+//!
+//! Strings are cut here with the checked forms (`get`, `split_at_checked`), never `s[a..b]` or
+//! `split_at`: their panic path formats the string it cuts, which brings `char`'s `Debug` and
+//! the Unicode printability tables into the wasm (about 5 KB) for a cut that cannot fail.
 
 /// The byte index of the first occurrence of `needle` in `haystack`.
 pub(crate) fn find(haystack: &str, needle: &str) -> Option<usize> {
@@ -21,13 +25,24 @@ pub(crate) fn rfind(haystack: &str, needle: &str) -> Option<usize> {
 
 /// `haystack` around the first `needle`: (before, after).
 pub(crate) fn split_once<'a>(haystack: &'a str, needle: &str) -> Option<(&'a str, &'a str)> {
-    // A match of a whole UTF-8 string starts and ends on character boundaries.
-    find(haystack, needle).map(|at| (&haystack[..at], &haystack[at + needle.len()..]))
+    around(haystack, find(haystack, needle)?, needle.len())
 }
 
 /// `haystack` around the last `needle`: (before, after).
 pub(crate) fn rsplit_once<'a>(haystack: &'a str, needle: &str) -> Option<(&'a str, &'a str)> {
-    rfind(haystack, needle).map(|at| (&haystack[..at], &haystack[at + needle.len()..]))
+    around(haystack, rfind(haystack, needle)?, needle.len())
+}
+
+/// What comes before byte `at` and after the `len` bytes from there (a match of a whole UTF-8
+/// string starts and ends on character boundaries, so this is never `None` for one).
+fn around(text: &str, at: usize, len: usize) -> Option<(&str, &str)> {
+    let (before, from) = text.split_at_checked(at)?;
+    Some((before, from.get(len..)?))
+}
+
+/// `text` split at byte `at`, a character boundary the caller found in it (else all of it before).
+pub(crate) fn split_at(text: &str, at: usize) -> (&str, &str) {
+    text.split_at_checked(at).unwrap_or((text, ""))
 }
 
 #[cfg(test)]

@@ -312,7 +312,7 @@ impl Endpoint {
         let trimmed = endpoint.trim();
         let (scheme, rest) = split_scheme(trimmed).ok_or_else(|| invalid("must start with http:// or https://"))?;
         let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        let (authority, path) = rest.split_at(authority_end);
+        let (authority, path) = crate::base::text::split_at(rest, authority_end);
         if path.contains(['?', '#']) {
             return Err(invalid("must not have a query or fragment"));
         }
@@ -363,7 +363,7 @@ fn split_scheme(url: &str) -> Option<(&'static str, &str)> {
 fn split_host_port(authority: &str) -> Option<(String, Option<u16>)> {
     let (host, port) = if authority.starts_with('[') {
         let close = authority.find(']')?;
-        let (host, after) = authority.split_at(close + 1);
+        let (host, after) = crate::base::text::split_at(authority, close + 1);
         let inner = host.get(1..host.len() - 1)?;
         if inner.is_empty() || !inner.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.') {
             return None;

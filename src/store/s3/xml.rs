@@ -105,7 +105,7 @@ fn parse_document(body: &[u8]) -> Result<Element, StoreError> {
             append_text(&mut stack, root.is_some(), rest)?;
             break;
         };
-        let (before, markup) = rest.split_at(lt);
+        let (before, markup) = crate::base::text::split_at(rest, lt);
         append_text(&mut stack, root.is_some(), before)?;
         rest = if let Some(after) = markup.strip_prefix("<!--") {
             skip_past(after, "-->")?
@@ -162,7 +162,9 @@ fn open_element(stack: &mut Vec<Element>, root: &mut Option<Element>, tag: &str)
     let self_closing = tag.ends_with('/');
     let tag = tag.strip_suffix('/').unwrap_or(tag);
     let name = tag.split(|c: char| c.is_ascii_whitespace()).next().unwrap_or("");
-    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')) {
+    if name.is_empty()
+        || !name.chars().all(|c| !c.is_ascii() || c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+    {
         return Err(malformed(format!("bad tag name {}", quoted(name))));
     }
     if stack.is_empty() && root.is_some() {
@@ -228,7 +230,7 @@ pub fn decode_entities(raw: &str) -> Result<String, StoreError> {
     let mut out = String::with_capacity(raw.len());
     let mut rest = raw;
     while let Some(amp) = rest.find('&') {
-        let (before, from_amp) = rest.split_at(amp);
+        let (before, from_amp) = crate::base::text::split_at(rest, amp);
         out.push_str(before);
         let after_amp = from_amp.get(1..).unwrap_or("");
         let (entity, after) = after_amp.split_once(';').ok_or_else(|| malformed("'&' without ';'"))?;
