@@ -29,6 +29,14 @@ node_modules/.bin/wasm-opt -Oz --merge-similar-functions -Oz --low-memory-unused
   --enable-bulk-memory --enable-mutable-globals --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-reference-types --enable-multivalue \
   pkg/fencepost_bg.wasm -o pkg/fencepost_bg.wasm
+# Short names for the wasm's imports, exports and import module, and the glue renamed to match
+# (wasm-bindgen's import names carry a hash each: about 2 KB gzipped). The mapping stays in .run/.
+mkdir -p .run
+node_modules/.bin/wasm-opt --minify-imports-and-exports-and-modules \
+  --enable-bulk-memory --enable-mutable-globals --enable-nontrapping-float-to-int \
+  --enable-sign-ext --enable-reference-types --enable-multivalue \
+  pkg/fencepost_bg.wasm -o pkg/fencepost_bg.wasm > .run/wasm-names.json
+node scripts/minify-glue.mjs .run/wasm-names.json pkg/fencepost.js pkg/fencepost.d.ts
 opt=$(stat -c %s pkg/fencepost_bg.wasm)
 gz=$(gzip -9 -c pkg/fencepost_bg.wasm | wc -c)
 echo "pkg/fencepost_bg.wasm: $raw bytes from wasm-bindgen, $opt bytes after wasm-opt, $gz bytes gzipped" >&2
