@@ -19,7 +19,41 @@ const PAGE: usize = 1000;
 
 #[derive(Debug, Clone, Default)]
 pub struct MemoryStore {
-    objects: Rc<RefCell<BTreeMap<String, StoredObject>>>,
+    objects: Rc<RefCell<Objects>>,
+}
+
+/// The keys in order. A delete leaves a tombstone (`None`) and the map is rebuilt without them
+/// once they outnumber the live keys: removal from a `BTreeMap` (rebalancing, merging nodes) is
+/// about 4 KB of wasm of its own, insertion is compiled in anyway, and the rebuild keeps memory
+/// within twice the live keys at an amortised O(log n) per delete.
+#[derive(Debug, Default)]
+struct Objects {
+    map: BTreeMap<String, Option<StoredObject>>,
+    tombstones: usize,
+}
+
+impl Objects {
+    fn get(&self, key: &str) -> Option<&StoredObject> {
+        self.map.get(key)?.as_ref()
+    }
+
+    fn remove(&mut self, key: &str) {
+        let Some(slot) = self.map.get_mut(key) else { return };
+        if slot.take().is_none() {
+            return;
+        }
+        self.tombstones += 1;
+        if self.tombstones > self.map.len() / 2 {
+            let mut live = BTreeMap::new();
+            for (key, object) in std::mem::take(&mut self.map) {
+                if object.is_some() {
+                    live.insert(key, object);
+                }
+            }
+            self.map = live;
+            self.tombstones = 0;
+        }
+    }
 }
 
 impl MemoryStore {
@@ -58,10 +92,10 @@ impl ObjectStore for MemoryStore {
         let etag = content_etag(body);
         // Wall-clock time, as a real store records it (not a test's manual clock).
         let last_modified = crate::time::Clock::now(&crate::host::clock::SystemClock).ok();
-        objects.insert(
-            key.to_owned(),
-            StoredObject { body: body.to_vec(), etag: etag.clone(), meta: meta.clone(), last_modified },
-        );
+        let object = StoredObject { body: body.to_vec(), etag: etag.clone(), meta: meta.clone(), last_modified };
+        if let Some(None) = objects.map.insert(key.to_owned(), Some(object)) {
+            objects.tombstones -= 1;
+        }
         Ok(PutOutcome::Written { etag })
     }
 
@@ -95,8 +129,10 @@ impl ObjectStore for MemoryStore {
             _ => (Bound::Included(prefix.to_owned()), Bound::Unbounded),
         };
         let mut entries: Vec<Listed> = objects
+            .map
             .range(from)
             .take_while(|(k, _)| k.starts_with(prefix))
+            .filter_map(|(key, o)| Some((key, o.as_ref()?)))
             .take(PAGE + 1)
             .map(|(key, o)| Listed {
                 key: key.clone(),
@@ -112,5 +148,52 @@ impl ObjectStore for MemoryStore {
             None
         };
         Ok(ListPage { entries, next })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::executor::block_on;
+
+    async fn put(store: &MemoryStore, key: &str) {
+        store.put(key, key.as_bytes(), &Precondition::None, &WriteMeta::default()).await.unwrap();
+    }
+
+    async fn keys(store: &MemoryStore) -> Vec<String> {
+        store.list_page("", None, None).await.unwrap().entries.into_iter().map(|e| e.key).collect()
+    }
+
+    #[test]
+    fn deleted_keys_are_gone_before_and_after_the_tombstones_are_swept() {
+        block_on(async {
+            let store = MemoryStore::new();
+            for i in 0..10 {
+                put(&store, &format!("k{i}")).await;
+            }
+            // Four deletes leave tombstones (no more than the live keys); sweeps come later.
+            for i in 0..4 {
+                store.delete(&format!("k{i}")).await.unwrap();
+            }
+            assert_eq!(store.objects.borrow().tombstones, 4);
+            assert_eq!(keys(&store).await, ["k4", "k5", "k6", "k7", "k8", "k9"]);
+            assert!(store.get("k0").await.unwrap().is_none());
+            assert!(!store.delete_if_match("k0", &content_etag(b"k0")).await.unwrap());
+            let created = store.put("k1", b"again", &Precondition::IfAbsent, &WriteMeta::default()).await.unwrap();
+            assert!(matches!(created, PutOutcome::Written { .. }));
+            assert_eq!(store.objects.borrow().tombstones, 3);
+            for i in 4..7 {
+                assert!(
+                    store.delete_if_match(&format!("k{i}"), &content_etag(format!("k{i}").as_bytes())).await.unwrap()
+                );
+            }
+            assert_eq!(store.objects.borrow().tombstones, 0);
+            assert_eq!(store.objects.borrow().map.len(), 4);
+            assert_eq!(keys(&store).await, ["k1", "k7", "k8", "k9"]);
+            store.delete("missing").await.unwrap();
+            store.delete("k1").await.unwrap();
+            store.delete("k1").await.unwrap();
+            assert_eq!(store.objects.borrow().tombstones, 1);
+        });
     }
 }

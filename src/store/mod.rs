@@ -362,7 +362,7 @@ pub(crate) async fn collect_keys<E: From<StoreError>>(
         keys.extend(listed.entries.into_iter().map(|e| e.key).filter(|k| k.starts_with(prefix)));
         match listed.next {
             None => {
-                keys.sort_unstable();
+                crate::base::sort::sort(&mut keys);
                 keys.dedup();
                 return Ok(keys);
             }

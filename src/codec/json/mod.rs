@@ -102,7 +102,7 @@ fn write_value(out: &mut String, value: &Value) {
                 map.iter().for_each(|(k, v)| entry(k, v));
             } else {
                 let mut keys: Vec<String> = map.keys().cloned().collect();
-                keys.sort_unstable();
+                crate::base::sort::sort(&mut keys);
                 keys.iter().filter_map(|k| Some((k, map.get(k)?))).for_each(|(k, v)| entry(k, v));
             }
             out.push('}');
