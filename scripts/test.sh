@@ -5,7 +5,7 @@
 #   scripts/test.sh            all stages
 #   scripts/test.sh node deno  only these stages (native lint servers native-s3 service wasm node examples
 #                              types package deno bun edge cli workerd workers browser bundlers
-#                              playground demo rust-worker chaos)
+#                              playground demo rust-worker chaos sim)
 #
 # FENCEPOST_SKIP_BUILD=1 uses pkg/ as it is (its wasm already built): packed and installed, not rebuilt.
 set -uo pipefail
@@ -16,7 +16,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native lint servers native-s3 service wasm node examples types package deno bun edge cli workerd workers browser bundlers playground demo rust-worker chaos)
+[ ${#stages[@]} -eq 0 ] && stages=(native lint servers native-s3 service wasm node examples types package deno bun edge cli workerd workers browser bundlers playground demo rust-worker chaos sim)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -216,6 +216,11 @@ fi
 if want chaos; then
   # Seeded fault injection in front of SeaweedFS (CHAOS_SEEDS, CHAOS_CALLS): see tests/chaos/run.mjs.
   stage chaos count_plain node tests/chaos/run.mjs
+fi
+if want sim; then
+  # Deterministic simulation of the real core (tests/sim): the mutation table (each deliberately
+  # broken protocol must be caught), then 10,000 seeded histories, every check on each.
+  stage sim count_plain cargo test --features mutations --test sim -- --histories "${SIM_HISTORIES:-10000}" --mutations
 fi
 
 echo

@@ -34,3 +34,16 @@
 
 pub use crate::store::fault::{Fault, FaultStore, Injected, Rule};
 pub use crate::time::ManualClock;
+
+/// The deliberately broken variants of the protocol the simulation must catch (feature `mutations`).
+#[cfg(feature = "mutations")]
+pub use crate::base::mutation::{Mutation, set as set_mutation};
+
+/// Draw this thread's tokens (lease holders, write tokens) and backoff jitter from a generator
+/// seeded with `seed`, so a simulation repeats exactly; `None` returns to the operating system's
+/// secure randomness. For tests only: seeded tokens are predictable. Not in wasm, where every
+/// token comes from `crypto.getRandomValues`.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn seed_random(seed: Option<u64>) {
+    crate::host::random::seeded::set(seed);
+}

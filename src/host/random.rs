@@ -6,6 +6,10 @@
 /// Bytes are drawn from a small per-thread pool refilled 256 bytes at a time: in wasm each
 /// `getRandomValues` is a call into JS, and every write needs a fresh token.
 pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
+    #[cfg(not(target_arch = "wasm32"))]
+    if seeded::fill(buf) {
+        return Ok(());
+    }
     const POOL: usize = 256;
     thread_local! {
         static POOL_BYTES: std::cell::RefCell<([u8; POOL], usize)> = const { std::cell::RefCell::new(([0; POOL], POOL)) };
@@ -27,6 +31,38 @@ pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
     })
 }
 
+/// A per-thread seeded generator that replaces the host's randomness while it is set (natively
+/// only): deterministic simulations need every token and every backoff jitter to repeat with
+/// the seed. Public as `crate::testing::seed_random`.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) mod seeded {
+    use std::cell::Cell;
+
+    thread_local! {
+        static STATE: Cell<Option<u64>> = const { Cell::new(None) };
+    }
+
+    pub(crate) fn set(seed: Option<u64>) {
+        STATE.set(seed);
+    }
+
+    /// Fill `buf` from the seeded generator when one is set (SplitMix64: tiny, and every bit of
+    /// its output depends on the seed; not a secure generator, which a simulation does not need).
+    pub(crate) fn fill(buf: &mut [u8]) -> bool {
+        let Some(mut state) = STATE.get() else { return false };
+        for chunk in buf.chunks_mut(8) {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
+        }
+        STATE.set(Some(state));
+        true
+    }
+}
+
 /// A uniformly random float in [0, 1) for backoff jitter (falls back to 0.5 without randomness:
 /// jitter is an optimisation, not a correctness property).
 pub(crate) fn random_unit() -> f64 {
@@ -39,6 +75,22 @@ pub(crate) fn random_unit() -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_seed_repeats_its_bytes_and_unsetting_it_restores_the_host() {
+        let draw = || {
+            let mut bytes = [0u8; 21];
+            super::random_bytes(&mut bytes).unwrap();
+            bytes
+        };
+        super::seeded::set(Some(7));
+        let (a, b) = (draw(), draw());
+        super::seeded::set(Some(7));
+        assert_eq!((draw(), draw()), (a, b));
+        assert_ne!(a, b);
+        super::seeded::set(None);
+        assert_ne!(draw(), a);
+    }
+
     #[test]
     fn unit_is_in_range() {
         for _ in 0..100 {

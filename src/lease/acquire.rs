@@ -1,6 +1,7 @@
 //! Taking a lease: `Fencepost::lease` (one attempt, or keep trying for `wait` seconds while it is
 //! held), `attach_lease`, and `cooperative_write` from outside.
 
+use crate::base::mutation::{self, Mutation};
 use serde_json::{Map, Value};
 
 use super::{Lease, LeaseDoc, LeaseOptions, MAX_EPOCH};
@@ -104,7 +105,8 @@ async fn try_acquire(
                 if !ours && !options.steal_if_expired {
                     return Ok(Attempt::Refused);
                 }
-                let next = doc.epoch.checked_add(1).filter(|e| *e <= MAX_EPOCH).ok_or_else(|| {
+                let bump = u64::from(ours || !mutation::on(Mutation::NoEpochBumpOnSteal));
+                let next = doc.epoch.checked_add(bump).filter(|e| *e <= MAX_EPOCH).ok_or_else(|| {
                     Error::corrupt(key, "the next epoch would exceed 2^53-1, which JS numbers cannot carry exactly")
                 })?;
                 (next, doc.state, doc.extra, Some(obj))

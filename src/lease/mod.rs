@@ -21,6 +21,7 @@ mod document;
 mod keep_alive;
 pub(crate) mod with_lease;
 
+use crate::base::mutation::{self, Mutation};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -389,14 +390,15 @@ impl Lease {
         };
         let StoredObject { body, etag, meta, .. } = obj;
         let doc = LeaseDoc::parse(&period.key, &body)?;
-        if doc.epoch != period.epoch {
+        let absorb = mutation::on(Mutation::AbsorbForeignEpoch);
+        if doc.epoch != period.epoch && !absorb {
             return Err(Error::lease_lost(
                 &period.key,
                 LostReason::Stolen,
                 format!("epoch advanced from {} to {}", period.epoch, doc.epoch),
             ));
         }
-        if doc.holder.as_deref() != Some(period.holder.as_str()) {
+        if doc.holder.as_deref() != Some(period.holder.as_str()) && !absorb {
             let why = if doc.holder.is_none() { "the lease was released" } else { "another holder took the lease" };
             return Err(Error::lease_lost(&period.key, LostReason::Stolen, why));
         }

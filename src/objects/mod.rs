@@ -8,6 +8,7 @@ pub(crate) mod retry;
 pub(crate) mod transition;
 mod write;
 
+use crate::base::mutation::{self, Mutation};
 use std::cell::Cell;
 use std::future::Future;
 use std::rc::Rc;
@@ -386,7 +387,9 @@ impl Objects {
 
     /// Create `key` only if absent.
     pub(crate) async fn create(&self, key: &str, body: &[u8]) -> Result<Option<Written>> {
-        self.write(key, body, Precondition::IfAbsent, None).await
+        let precondition =
+            if mutation::on(Mutation::DropIfNoneMatch) { Precondition::None } else { Precondition::IfAbsent };
+        self.write(key, body, precondition, None).await
     }
 
     /// Replace exactly the version `base`, chaining the write-token history from it.
@@ -397,7 +400,17 @@ impl Objects {
         base_etag: &str,
         base_meta: &WriteMeta,
     ) -> Result<Option<Written>> {
-        self.write(key, body, Precondition::IfMatch(base_etag.to_owned()), Some(base_meta)).await
+        let guard = if mutation::on(Mutation::DropIfMatch) {
+            Precondition::None
+        } else {
+            Precondition::IfMatch(base_etag.to_owned())
+        };
+        self.write(key, body, guard, Some(base_meta)).await
+    }
+
+    /// The broken write of [`Mutation::TrustRememberedVersion`]: `body` over whatever is stored.
+    pub(crate) async fn overwrite(&self, key: &str, body: &[u8], base_meta: &WriteMeta) -> Result<Option<Written>> {
+        self.write(key, body, Precondition::None, Some(base_meta)).await
     }
 
     /// Attempt `attempt` of `request`. With [`Abandon::OnCancel`] it is abandoned for the

@@ -5,6 +5,7 @@ use super::resolve::Resolution;
 use super::retry::Abandon;
 use super::{Objects, Written};
 use crate::base::error::{Error, Result};
+use crate::base::mutation::{self, Mutation};
 use crate::codec::token::random_token;
 use crate::store::{FailureKind, Precondition, PutOutcome, Reply, Request, WriteMeta};
 
@@ -61,6 +62,7 @@ impl Objects {
                     let refused = Stop::Refused(Error::Storage(error.into_failure()));
                     return self.conclude(key, &precondition, &meta, base, refused, unanswered).await;
                 }
+                FailureKind::Indeterminate if mutation::on(Mutation::SkipReadBack) => {}
                 FailureKind::Indeterminate => match self.resolve(key, &precondition, &meta, base).await {
                     Resolution::Landed(etag) => return Ok(Some(Written { etag, meta })),
                     Resolution::Lost => return Ok(None),

@@ -10,6 +10,8 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
+use crate::time::Clock;
+
 use super::{
     ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, content_etag,
 };
@@ -17,9 +19,24 @@ use super::{
 /// Keys per listing page, as S3 returns them.
 const PAGE: usize = 1000;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Clone)]
 pub struct MemoryStore {
     objects: Rc<RefCell<Objects>>,
+    /// What `last_modified` records: the wall clock, as a real store's, unless a simulation
+    /// gives its own ([`MemoryStore::with_clock`]).
+    clock: Rc<dyn Clock>,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::with_clock(Rc::new(crate::host::clock::SystemClock))
+    }
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore").field("objects", &self.objects).finish_non_exhaustive()
+    }
 }
 
 /// The keys in order. A delete leaves a tombstone (`None`) and the map is rebuilt without them
@@ -60,6 +77,12 @@ impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// A memory store whose objects' `last_modified` comes from `clock` (a simulation's manual
+    /// clock, so that `prune` and the listing repeat with the seed).
+    pub fn with_clock(clock: Rc<dyn Clock>) -> Self {
+        MemoryStore { objects: Rc::default(), clock }
+    }
 }
 
 #[async_trait(?Send)]
@@ -90,8 +113,7 @@ impl ObjectStore for MemoryStore {
             return Ok(PutOutcome::PreconditionFailed);
         }
         let etag = content_etag(body);
-        // Wall-clock time, as a real store records it (not a test's manual clock).
-        let last_modified = crate::time::Clock::now(&crate::host::clock::SystemClock).ok();
+        let last_modified = self.clock.now().ok();
         let object = StoredObject { body: body.to_vec(), etag: etag.clone(), meta: meta.clone(), last_modified };
         if let Some(None) = objects.map.insert(key.to_owned(), Some(object)) {
             objects.tombstones -= 1;

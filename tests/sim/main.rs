@@ -1,0 +1,327 @@
+//! Deterministic simulation: seeded histories of concurrent workers running the real core on the
+//! memory store behind seeded faults, each checked (see `checks.rs`). A history depends on its
+//! seed only: the executor's choices, the faults, the workers' choices and clocks, and every token
+//! and backoff jitter (`fencepost::testing::seed_random`).
+//!
+//! cargo test --test sim -- [--histories N] [--from SEED] [--threads T]   (200 histories by default,
+//!                                                     as part of `cargo test`; the test command runs 10,000)
+//! cargo test --test sim -- --seed SEED                one history, printed in full, run twice (replay)
+//! cargo test --test sim -- --soak [--minutes M]       seeds on and on (until interrupted, or M minutes)
+//! cargo test --features mutations --test sim -- --mutations   the mutation table first
+
+mod checks;
+mod executor;
+mod linearizable;
+mod workload;
+mod world;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::rc::Rc;
+use std::time::Instant;
+
+use fencepost::store::{MemoryStore, ObjectStore};
+use fencepost::testing::{ManualClock, seed_random};
+use fencepost::{Fencepost, Options};
+
+use checks::Final;
+use executor::{Ended, Executor};
+use workload::{Ledger, Outcome, Worker};
+use world::{FaultRates, Rng, SimStore, SkewedClock};
+
+/// What one history came to.
+#[derive(Default)]
+struct Report {
+    calls: usize,
+    ambiguous: usize,
+    faults: BTreeMap<&'static str, u64>,
+    violations: Vec<String>,
+    /// The history as text: identical for identical seeds.
+    text: String,
+}
+
+fn run_history(seed: u64) -> Report {
+    seed_random(Some(seed));
+    let mut rng = Rng::new(seed);
+    let clock = ManualClock::starting_2026();
+    let start = ManualClock::START_2026;
+    let memory = MemoryStore::with_clock(Rc::new(clock.clone()));
+    let store = Rc::new(SimStore::new(Rc::new(memory.clone()), clock.clone(), rng.fork(), FaultRates::DEFAULT));
+    let ledger = Rc::new(Ledger::default());
+    let mut executor = Executor::new();
+    let workers = 3 + rng.below(3) as usize;
+    for id in 0..workers {
+        let skewed = SkewedClock { base: clock.clone(), skew: (rng.unit() - 0.5) * 2.0 };
+        let options = Options { clock: Some(Rc::new(skewed)), ..Options::default() };
+        let db = Fencepost::new(store.clone() as Rc<dyn ObjectStore>, options).expect("valid options");
+        let calls = 8 + rng.below(10) as usize;
+        let worker = Worker {
+            id,
+            db,
+            clock: clock.clone(),
+            start,
+            ledger: ledger.clone(),
+            rng: rng.fork(),
+            calls,
+            counter: None,
+        };
+        executor.spawn(worker.run());
+    }
+    let mut report = Report::default();
+    if let Ended::Stuck { waiting } = executor.run(&clock, start.plus_secs(24.0 * 3600.0), &mut rng) {
+        report.violations.push(format!("{waiting} workers wait forever (no timer left to fire)"));
+    }
+    seed_random(None);
+
+    let records = ledger.records.borrow();
+    let end = final_state(&memory, &clock, records.iter().map(|r| r.key.as_str()));
+    report.violations.extend(checks::check(&records, &end, &store.history.borrow()));
+    report.calls = records.len();
+    report.ambiguous = records.iter().filter(|r| r.outcome == Outcome::Ambiguous).count();
+    report.faults = store.counts.borrow().0.clone();
+    for r in records.iter() {
+        let _ = writeln!(
+            report.text,
+            "{:>9.3} {:>9.3} w{} {} {} {} -> {:?}",
+            r.started, r.ended, r.worker, r.what, r.key, r.arg, r.outcome
+        );
+    }
+    for (key, held) in &end.values {
+        let _ = writeln!(report.text, "final {key}: {held:?}");
+    }
+    report
+}
+
+/// Read every key the history touched, straight from the memory store.
+fn final_state<'a>(memory: &MemoryStore, clock: &ManualClock, keys: impl Iterator<Item = &'a str>) -> Final {
+    let options = Options { clock: Some(Rc::new(clock.clone())), ..Options::default() };
+    let db = Fencepost::new(Rc::new(memory.clone()), options).expect("valid options");
+    let mut end = Final::default();
+    for key in keys.collect::<std::collections::BTreeSet<_>>() {
+        let inspected = futures::executor::block_on(db.inspect(key)).expect("the memory store answers");
+        if let Some(inspection) = inspected {
+            end.values.insert(key.to_owned(), inspection.kind);
+        }
+    }
+    end
+}
+
+struct Args {
+    histories: u64,
+    from: u64,
+    seed: Option<u64>,
+    soak_minutes: Option<f64>,
+    threads: usize,
+    mutations: bool,
+}
+
+fn args() -> Args {
+    let mut args = Args {
+        histories: std::env::var("SIM_HISTORIES").ok().and_then(|v| v.parse().ok()).unwrap_or(200),
+        from: std::env::var("SIM_FROM").ok().and_then(|v| v.parse().ok()).unwrap_or(1),
+        seed: None,
+        soak_minutes: None,
+        threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        mutations: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().and_then(|v| v.parse::<f64>().ok()).unwrap_or_else(|| usage(&flag));
+        match flag.as_str() {
+            "--histories" => args.histories = value() as u64,
+            "--from" => args.from = value() as u64,
+            "--seed" => args.seed = Some(value() as u64),
+            "--threads" => args.threads = (value() as usize).max(1),
+            "--soak" => args.soak_minutes = Some(args.soak_minutes.unwrap_or(f64::INFINITY)),
+            "--minutes" => args.soak_minutes = Some(value()),
+            "--mutations" => args.mutations = true,
+            // What `cargo test` passes to every test binary.
+            "--nocapture" | "--quiet" | "-q" | "--color" | "--test-threads" | "--format" => {}
+            _ if flag.starts_with("--") => usage(&flag),
+            _ => {}
+        }
+    }
+    args
+}
+
+fn usage(flag: &str) -> ! {
+    eprintln!("sim: bad argument {flag}; see the top of tests/sim/main.rs");
+    std::process::exit(2);
+}
+
+const REPLAY: &str = "cargo test --test sim -- --seed";
+
+fn main() {
+    linearizable::self_test();
+    let args = args();
+    if let Some(seed) = args.seed {
+        let (first, second) = (run_history(seed), run_history(seed));
+        print!("{}", first.text);
+        println!("faults: {:?}", first.faults);
+        let same = first.text == second.text;
+        println!("replayed: {}", if same { "identical" } else { "DIFFERENT" });
+        for v in &first.violations {
+            println!("VIOLATION {v}");
+        }
+        std::process::exit(i32::from(!first.violations.is_empty() || !same));
+    }
+    let started = Instant::now();
+    // The stage's count: one per mutation caught, one for the histories (no violation), one for
+    // replay (each thread's first seed run twice, identical).
+    let (mut passed, mut failed) = (0u32, 0u32);
+    if args.mutations {
+        let missed = mutation_table(&args);
+        passed += MUTATION_COUNT - missed;
+        failed += missed;
+    }
+    let deadline = args.soak_minutes.map(|m| started + std::time::Duration::from_secs_f64((m * 60.0).min(1e9)));
+    let per_thread = args.histories.div_ceil(args.threads as u64);
+    let results: Vec<Totals> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..args.threads as u64)
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut totals = Totals::default();
+                    let mut seed = args.from + t;
+                    let mut done = 0;
+                    // Thread t runs seeds from + t, from + t + threads, …
+                    while deadline.map_or(done < per_thread, |d| Instant::now() < d) {
+                        let report = run_history(seed);
+                        totals.add(seed, &report);
+                        if done == 0 && run_history(seed).text != report.text {
+                            // Each thread's first seed runs twice: the histories must be identical.
+                            totals.not_replayed.push(seed);
+                        }
+                        seed += args.threads as u64;
+                        done += 1;
+                    }
+                    totals
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a simulation thread")).collect()
+    });
+    let mut totals = Totals::default();
+    for t in results {
+        totals.merge(t);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "simulation: {} histories, {} calls in {secs:.1} s ({:.0} histories/min)",
+        totals.histories,
+        totals.calls,
+        totals.histories as f64 / secs * 60.0
+    );
+    println!("  faults: {}", totals.faults.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
+    println!(
+        "  ambiguous outcomes: {} ({:.3} % of calls)",
+        totals.ambiguous,
+        100.0 * totals.ambiguous as f64 / totals.calls.max(1) as f64
+    );
+    println!("  violations: {}", totals.violations);
+    for (seed, first) in totals.failing.iter().take(10) {
+        println!("  seed {seed}: {first}\n    replay: {REPLAY} {seed}");
+    }
+    match totals.not_replayed.first() {
+        None => println!("  replay: each thread's first seed ran twice with identical histories"),
+        Some(seed) => println!("  replay: seed {seed} gave two different histories ({REPLAY} {seed})"),
+    }
+    for ok in [totals.violations == 0, totals.not_replayed.is_empty()] {
+        if ok { passed += 1 } else { failed += 1 }
+    }
+    println!("{passed} passed, {failed} failed");
+    std::process::exit(i32::from(failed > 0));
+}
+
+/// Seeds a mutation may take to be caught before the table calls it missed.
+#[cfg(feature = "mutations")]
+const MUTATION_SEEDS: u64 = 500;
+
+/// Each deliberately broken variant of the protocol, run on seeds from `--from` until a history
+/// violates a check: the table of mutation → first catching seed. A mutation never caught fails
+/// the run (the checks would not bite).
+#[cfg(feature = "mutations")]
+fn mutation_table(args: &Args) -> u32 {
+    use fencepost::testing::{Mutation, set_mutation};
+    println!("mutations (each run on seeds {}… until a check fails, at most {MUTATION_SEEDS}):", args.from);
+    let rows: Vec<(Mutation, Option<(u64, String)>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = Mutation::ALL
+            .into_iter()
+            .map(|m| {
+                scope.spawn(move || {
+                    set_mutation(Some(m));
+                    let caught = (args.from..args.from + MUTATION_SEEDS)
+                        .find_map(|seed| Some((seed, run_history(seed).violations.into_iter().next()?)));
+                    set_mutation(None);
+                    (m, caught)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a mutation thread")).collect()
+    });
+    let mut missed = 0;
+    for (m, caught) in rows {
+        match caught {
+            Some((seed, violation)) => {
+                println!("  {m:?}: caught by seed {seed} ({} seeds): {violation}", seed - args.from + 1);
+            }
+            None => {
+                missed += 1;
+                println!("  {m:?}: NOT caught in {MUTATION_SEEDS} seeds");
+            }
+        }
+    }
+    if missed > 0 {
+        println!("{missed} mutations not caught: the checks do not bite");
+    }
+    missed
+}
+
+#[cfg(feature = "mutations")]
+const MUTATION_COUNT: u32 = fencepost::testing::Mutation::ALL.len() as u32;
+#[cfg(not(feature = "mutations"))]
+const MUTATION_COUNT: u32 = 0;
+
+#[cfg(not(feature = "mutations"))]
+fn mutation_table(_: &Args) -> u32 {
+    eprintln!("sim: --mutations needs the cargo feature `mutations` (cargo test --features mutations --test sim)");
+    std::process::exit(2);
+}
+
+#[derive(Default)]
+struct Totals {
+    histories: u64,
+    calls: usize,
+    ambiguous: usize,
+    violations: usize,
+    faults: BTreeMap<&'static str, u64>,
+    failing: Vec<(u64, String)>,
+    not_replayed: Vec<u64>,
+}
+
+impl Totals {
+    fn add(&mut self, seed: u64, report: &Report) {
+        self.histories += 1;
+        self.calls += report.calls;
+        self.ambiguous += report.ambiguous;
+        self.violations += report.violations.len();
+        for (k, v) in &report.faults {
+            *self.faults.entry(k).or_default() += v;
+        }
+        if let Some(first) = report.violations.first() {
+            self.failing.push((seed, first.clone()));
+        }
+    }
+
+    fn merge(&mut self, other: Totals) {
+        self.histories += other.histories;
+        self.calls += other.calls;
+        self.ambiguous += other.ambiguous;
+        self.violations += other.violations;
+        for (k, v) in other.faults {
+            *self.faults.entry(k).or_default() += v;
+        }
+        self.failing.extend(other.failing);
+        self.failing.sort();
+        self.not_replayed.extend(other.not_replayed);
+    }
+}

@@ -1,0 +1,238 @@
+//! What the simulated workers do, and the ledger of what each call was told. Each worker is one
+//! task with its own `Fencepost` (its own skewed clock) on the shared store: claims on a few keys,
+//! increments of one doc counter, lease periods on two keys (guarded appends, keep-alive, pauses
+//! longer than the ttl, release or abandonment), cooperative appends, and an operator breaking a
+//! lease now and then. A worker "crashes" by abandoning its lease and re-attaching to it (same
+//! holder) or acquiring again.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use futures::future::{Either, select};
+
+use fencepost::testing::ManualClock;
+use fencepost::{Cancel, Clock, Doc, Error, Fencepost, LeaseOptions, Timestamp, transition};
+use serde_json::{Value, json};
+
+use crate::world::Rng;
+
+pub const CLAIM_KEYS: u64 = 3;
+pub const LEASE_KEYS: u64 = 2;
+pub const COUNTER_KEY: &str = "counter";
+pub const TTL: f64 = 10.0;
+
+/// How a call ended, as its caller heard.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Ok(Value),
+    /// An `AmbiguousWrite`: it may or may not have landed.
+    Ambiguous,
+    /// Any other error, by code: nothing was written.
+    Failed(&'static str),
+}
+
+/// One call: who, what, on which key, with which argument, when it started and ended (simulated
+/// seconds), and what it was told.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub worker: usize,
+    pub what: &'static str,
+    pub key: String,
+    pub arg: Value,
+    pub started: f64,
+    pub ended: f64,
+    /// Positions in one order of every call's start and end (many happen at one simulated instant).
+    pub started_seq: u64,
+    pub ended_seq: u64,
+    pub outcome: Outcome,
+}
+
+#[derive(Default)]
+pub struct Ledger {
+    pub records: RefCell<Vec<Record>>,
+    sequence: Cell<u64>,
+}
+
+impl Ledger {
+    fn tick(&self) -> u64 {
+        let at = self.sequence.get();
+        self.sequence.set(at + 1);
+        at
+    }
+}
+
+pub struct Worker {
+    pub id: usize,
+    pub db: Fencepost,
+    pub clock: ManualClock,
+    pub start: Timestamp,
+    pub ledger: Rc<Ledger>,
+    pub rng: Rng,
+    pub calls: usize,
+    pub counter: Option<Doc>,
+}
+
+impl Worker {
+    fn now(&self) -> f64 {
+        self.start.secs_until(self.clock.now().expect("a manual clock has a time"))
+    }
+
+    /// Run `call`, log what it was told.
+    async fn log<T>(
+        &self,
+        what: &'static str,
+        key: &str,
+        arg: Value,
+        call: impl Future<Output = fencepost::Result<T>>,
+        value: impl FnOnce(&T) -> Value,
+    ) -> fencepost::Result<T> {
+        let (started, started_seq) = (self.now(), self.ledger.tick());
+        let result = call.await;
+        let outcome = match &result {
+            Ok(v) => Outcome::Ok(value(v)),
+            Err(Error::AmbiguousWrite { .. }) => Outcome::Ambiguous,
+            Err(e) => Outcome::Failed(e.code()),
+        };
+        let (ended, ended_seq) = (self.now(), self.ledger.tick());
+        let record =
+            Record { worker: self.id, what, key: key.to_owned(), arg, started, ended, started_seq, ended_seq, outcome };
+        self.ledger.records.borrow_mut().push(record);
+        result
+    }
+
+    pub async fn run(mut self) {
+        for n in 0..self.calls {
+            match self.rng.below(10) {
+                0..=2 => self.claim(n).await,
+                3..=4 => self.increment().await,
+                5..=7 => self.lease_period(n).await,
+                8 => self.cooperative(n).await,
+                _ if self.rng.chance(0.3) => self.break_a_lease().await,
+                _ => {
+                    let secs = self.rng.unit() * 3.0;
+                    self.pause(secs).await
+                }
+            }
+        }
+    }
+
+    async fn pause(&self, secs: f64) {
+        self.clock.sleep(secs).await;
+    }
+
+    async fn claim(&mut self, n: usize) {
+        let key = format!("claims/{}", self.rng.below(CLAIM_KEYS));
+        let value = json!(format!("w{}-{n}", self.id));
+        let _ = self
+            .log(
+                "claim",
+                &key,
+                value.clone(),
+                self.db.claim(&key, value.clone()),
+                |c| json!({"won": c.won, "value": c.value}),
+            )
+            .await;
+    }
+
+    async fn increment(&mut self) {
+        // One handle for the worker's life: updates start from the version it last saw.
+        let doc = self.counter.get_or_insert_with(|| self.db.doc(COUNTER_KEY).expect("a valid key")).clone();
+        let mut plus_one = transition(|v: Value| Ok(json!(v.as_i64().unwrap_or(0) + 1)));
+        let _ = self
+            .log("increment", COUNTER_KEY, Value::Null, doc.update(&mut *plus_one, Some(json!(0)), 10), Value::clone)
+            .await;
+    }
+
+    fn lease_key(&mut self) -> String {
+        format!("leases/{}", self.rng.below(LEASE_KEYS))
+    }
+
+    /// Acquire (or, after a "crash", re-attach as the same holder), append a few entries under
+    /// the epoch, maybe with keep-alive, maybe pausing past the ttl, then release or abandon.
+    async fn lease_period(&mut self, n: usize) {
+        let key = self.lease_key();
+        let holder = format!("w{}-{n}", self.id);
+        let options = LeaseOptions { holder: Some(holder.clone()), ..LeaseOptions::new(TTL) };
+        let Ok(Some(mut lease)) = self
+            .log("lease", &key, json!(holder), self.db.lease(&key, options, None), |l| {
+                l.as_ref().map_or(Value::Null, |l| json!(l.epoch()))
+            })
+            .await
+        else {
+            return;
+        };
+        let keep_alive = self.rng.chance(0.5);
+        let stop = Cancel::new();
+        let renewing = keep_alive.then(|| lease.keep_alive(None, &stop));
+        let work = async {
+            for entry in 0..=self.rng.below(3) {
+                if self.rng.chance(0.15) {
+                    // A process pause longer than the ttl (its keep-alive pauses with it only in
+                    // that it cannot renew in time either way once stolen).
+                    self.pause(TTL * 1.5).await;
+                }
+                if self.rng.chance(0.1) {
+                    // A crash and restart: the new process re-attaches with the holder it remembered.
+                    match self.db.attach_lease(&key, &holder, TTL).await {
+                        Ok(Some(again)) => lease = again,
+                        _ => return,
+                    }
+                }
+                let epoch = lease.epoch();
+                let mark = json!([epoch, self.id, n, entry]);
+                let mut append = transition(|mut v: Value| {
+                    append_to(&mut v, "log", mark.clone());
+                    Ok(v)
+                });
+                let write = lease.update_state(&mut *append);
+                if self.log("write", &key, mark.clone(), write, |_| Value::Null).await.is_err() {
+                    return;
+                }
+                let secs = self.rng.unit() * 4.0;
+                self.pause(secs).await;
+            }
+            if self.rng.chance(0.7) {
+                let release = lease.release(None);
+                let _ = self.log("release", &key, json!(lease.epoch()), release, |_| Value::Null).await;
+            }
+        };
+        match renewing {
+            Some(renewing) => {
+                if let Either::Right(((), _)) = select(Box::pin(renewing), Box::pin(work)).await {
+                    stop.cancel();
+                }
+            }
+            None => work.await,
+        }
+    }
+
+    async fn cooperative(&mut self, n: usize) {
+        let key = self.lease_key();
+        let mark = json!([self.id, n]);
+        let mut append = transition(|mut v: Value| {
+            append_to(&mut v, "coop", mark.clone());
+            Ok(v)
+        });
+        let write = self.db.cooperative_write(&key, &mut *append);
+        // `None`: no lease document on the key, nothing written.
+        let _ = self.log("cooperative", &key, mark.clone(), write, |v| json!(v.is_some())).await;
+    }
+
+    async fn break_a_lease(&mut self) {
+        let key = self.lease_key();
+        let broken = self.db.break_lease(&key, None);
+        let _ =
+            self.log("break", &key, Value::Null, broken, |b| b.as_ref().map_or(Value::Null, |b| json!(b.epoch))).await;
+    }
+}
+
+/// Append `item` to the array at `field` of the object `state` (made an object if it is not).
+fn append_to(state: &mut Value, field: &str, item: Value) {
+    if !state.is_object() {
+        *state = json!({});
+    }
+    let list = state.as_object_mut().expect("an object").entry(field).or_insert_with(|| json!([]));
+    if let Some(list) = list.as_array_mut() {
+        list.push(item);
+    }
+}

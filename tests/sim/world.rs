@@ -1,0 +1,226 @@
+//! The simulated world of one history: the seeded generator, each worker's skewed view of the one
+//! simulated clock, and the store stack every worker shares — the memory store, the fault store
+//! (faults drawn from the seed, per request), and a recorder of what each request asked and what
+//! its caller heard (the layer-0 history the linearizability check reads).
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use fencepost::store::{ListPage, ObjectStore, Op, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+use fencepost::testing::{Fault, FaultStore, ManualClock};
+use fencepost::{Clock, LocalBoxFuture, Timestamp};
+
+use crate::linearizable::{Call, Condition, Operation, Return};
+
+/// SplitMix64: small, seedable, and good enough to pick faults and interleavings.
+#[derive(Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed ^ 0x5851_f42d_4c95_7f2d)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next() % n }
+    }
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.unit() < p
+    }
+    /// A generator of its own for one purpose, so drawing more for one does not shift another.
+    pub fn fork(&mut self) -> Rng {
+        Rng::new(self.next())
+    }
+}
+
+/// A worker's clock: the simulation's time plus a fixed skew (waits run on simulated time).
+pub struct SkewedClock {
+    pub base: ManualClock,
+    pub skew: f64,
+}
+
+impl Clock for SkewedClock {
+    fn now(&self) -> fencepost::Result<Timestamp> {
+        Ok(self.base.now()?.plus_secs(self.skew))
+    }
+    fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {
+        self.base.sleep(secs)
+    }
+}
+
+/// How often each fault strikes a request.
+#[derive(Debug, Clone, Copy)]
+pub struct FaultRates {
+    pub lost_response: f64,
+    pub transport: f64,
+    pub server_error: f64,
+    pub throttled: f64,
+    pub conflict_409: f64,
+    pub late_put: f64,
+    pub delay: f64,
+}
+
+impl FaultRates {
+    pub const DEFAULT: FaultRates = FaultRates {
+        lost_response: 0.04,
+        transport: 0.02,
+        server_error: 0.02,
+        throttled: 0.02,
+        conflict_409: 0.01,
+        late_put: 0.01,
+        delay: 0.15,
+    };
+}
+
+/// Counts of the faults a history met, by kind.
+#[derive(Debug, Default, Clone)]
+pub struct FaultCounts(pub BTreeMap<&'static str, u64>);
+
+/// The store stack's top: draws a fault for each request, records it in the layer-0 history.
+pub struct SimStore {
+    pub faults: Rc<FaultStore>,
+    rng: RefCell<Rng>,
+    rates: FaultRates,
+    clock: ManualClock,
+    pub counts: RefCell<FaultCounts>,
+    /// One order of every invocation and return.
+    sequence: Cell<u64>,
+    pub history: RefCell<BTreeMap<String, Vec<Operation>>>,
+}
+
+impl SimStore {
+    pub fn new(inner: Rc<dyn ObjectStore>, clock: ManualClock, rng: Rng, rates: FaultRates) -> Self {
+        SimStore {
+            faults: Rc::new(FaultStore::with_clock(inner, Rc::new(clock.clone()))),
+            rng: RefCell::new(rng),
+            rates,
+            clock,
+            counts: RefCell::default(),
+            sequence: Cell::new(0),
+            history: RefCell::default(),
+        }
+    }
+
+    fn tick(&self) -> u64 {
+        let at = self.sequence.get();
+        self.sequence.set(at + 1);
+        at
+    }
+
+    /// Queue this request's fault (if the draw gives one) in the fault store.
+    fn draw(&self, op: Op) {
+        let r = self.rates;
+        let mut rng = self.rng.borrow_mut();
+        let roll = rng.unit();
+        let mut edge = 0.0;
+        let mut pick = |rate: f64| {
+            edge += rate;
+            roll < edge
+        };
+        let (name, fault) = if pick(r.lost_response) {
+            ("lost response", Fault::LoseResponse)
+        } else if pick(r.transport) {
+            ("transport error", Fault::Transport)
+        } else if pick(r.server_error) {
+            ("500", Fault::Status(500, "InternalError"))
+        } else if pick(r.throttled) {
+            ("503 SlowDown", Fault::Status(503, "SlowDown"))
+        } else if pick(r.conflict_409) {
+            ("409", Fault::Status(409, "ConditionalRequestConflict"))
+        } else if op == Op::Put && pick(r.late_put) {
+            ("late put", Fault::Late)
+        } else if pick(r.delay) {
+            let secs = 0.05 + rng.unit() * 3.0;
+            let clock = self.clock.clone();
+            ("delay", Fault::before(async move { clock.sleep(secs).await }))
+        } else {
+            return;
+        };
+        *self.counts.borrow_mut().0.entry(name).or_default() += 1;
+        self.faults.inject(op, fault);
+    }
+
+    fn record(&self, key: &str, call: Call, invoked: u64, ret: Return) {
+        let returned = if ret == Return::Unknown { u64::MAX } else { self.tick() };
+        let op = Operation { call, ret, invoked, returned };
+        self.history.borrow_mut().entry(key.to_owned()).or_default().push(op);
+    }
+}
+
+#[async_trait(?Send)]
+impl ObjectStore for SimStore {
+    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
+        self.draw(Op::Get);
+        let invoked = self.tick();
+        let got = self.faults.get(key).await;
+        let ret = match &got {
+            Ok(o) => Return::Got(o.as_ref().map(|o| (o.etag.clone(), o.body.clone()))),
+            Err(_) => Return::Unknown,
+        };
+        self.record(key, Call::Get, invoked, ret);
+        got
+    }
+
+    async fn put(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: &Precondition,
+        meta: &WriteMeta,
+    ) -> StoreResult<PutOutcome> {
+        self.draw(Op::Put);
+        let invoked = self.tick();
+        let put = self.faults.put(key, body, precondition, meta).await;
+        let ret = match &put {
+            Ok(PutOutcome::Written { etag }) => Return::Written { etag: etag.clone() },
+            Ok(PutOutcome::PreconditionFailed) => Return::Refused,
+            Err(_) => Return::Unknown,
+        };
+        let condition = match precondition {
+            Precondition::None => Condition::None,
+            Precondition::IfAbsent => Condition::IfAbsent,
+            Precondition::IfMatch(etag) => Condition::IfMatch(etag.clone()),
+        };
+        self.record(key, Call::Put { body: body.to_vec(), condition }, invoked, ret);
+        put
+    }
+
+    async fn delete(&self, key: &str) -> StoreResult<()> {
+        self.draw(Op::Delete);
+        let invoked = self.tick();
+        let deleted = self.faults.delete(key).await;
+        let ret = if deleted.is_ok() { Return::Deleted(true) } else { Return::Unknown };
+        self.record(key, Call::Delete, invoked, ret);
+        deleted
+    }
+
+    async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
+        self.draw(Op::Delete);
+        let invoked = self.tick();
+        let deleted = self.faults.delete_if_match(key, etag).await;
+        let ret = deleted.as_ref().map_or(Return::Unknown, |d| Return::Deleted(*d));
+        self.record(key, Call::DeleteIfMatch { etag: etag.to_owned() }, invoked, ret);
+        deleted
+    }
+
+    fn conditional_delete(&self) -> bool {
+        true
+    }
+
+    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
+        self.draw(Op::List);
+        self.faults.list_page(prefix, start_after, cursor).await
+    }
+}
