@@ -219,8 +219,9 @@ if want chaos; then
 fi
 if want sim; then
   # Deterministic simulation of the real core (tests/sim): the mutation table (each deliberately
-  # broken protocol must be caught), then 10,000 seeded histories, every check on each.
-  stage sim count_plain cargo test --features mutations --test sim -- --histories "${SIM_HISTORIES:-10000}" --mutations
+  # broken protocol must be caught), the ambiguity rate under contention and lost responses, then
+  # 10,000 seeded histories, every check on each.
+  stage sim count_plain cargo test --features mutations --test sim -- --histories "${SIM_HISTORIES:-10000}" --mutations --ambiguity
 fi
 
 echo

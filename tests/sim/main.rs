@@ -27,7 +27,7 @@ use fencepost::{Fencepost, Options};
 use checks::Final;
 use executor::{Ended, Executor};
 use workload::{Ledger, Outcome, Worker};
-use world::{FaultRates, Rng, SimStore, SkewedClock};
+use world::{FaultRates, Faults, Rng, SimStore, SkewedClock};
 
 /// What one history came to.
 #[derive(Default)]
@@ -46,7 +46,8 @@ fn run_history(seed: u64) -> Report {
     let clock = ManualClock::starting_2026();
     let start = ManualClock::START_2026;
     let memory = MemoryStore::with_clock(Rc::new(clock.clone()));
-    let store = Rc::new(SimStore::new(Rc::new(memory.clone()), clock.clone(), rng.fork(), FaultRates::DEFAULT));
+    let store =
+        Rc::new(SimStore::new(Rc::new(memory.clone()), clock.clone(), rng.fork(), Faults::Random(FaultRates::DEFAULT)));
     let ledger = Rc::new(Ledger::default());
     let mut executor = Executor::new();
     let workers = 3 + rng.below(3) as usize;
@@ -113,6 +114,7 @@ struct Args {
     soak_minutes: Option<f64>,
     threads: usize,
     mutations: bool,
+    ambiguity: bool,
 }
 
 fn args() -> Args {
@@ -123,6 +125,7 @@ fn args() -> Args {
         soak_minutes: None,
         threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
         mutations: false,
+        ambiguity: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -135,6 +138,7 @@ fn args() -> Args {
             "--soak" => args.soak_minutes = Some(args.soak_minutes.unwrap_or(f64::INFINITY)),
             "--minutes" => args.soak_minutes = Some(value()),
             "--mutations" => args.mutations = true,
+            "--ambiguity" => args.ambiguity = true,
             // What `cargo test` passes to every test binary.
             "--nocapture" | "--quiet" | "-q" | "--color" | "--test-threads" | "--format" => {}
             _ if flag.starts_with("--") => usage(&flag),
@@ -173,6 +177,11 @@ fn main() {
         let missed = mutation_table(&args);
         passed += MUTATION_COUNT - missed;
         failed += missed;
+    }
+    if args.ambiguity {
+        let (ambiguous, calls) = ambiguity(&args);
+        // Under 1 % of the calls.
+        if ambiguous * 100 < calls { passed += 1 } else { failed += 1 }
     }
     let deadline = args.soak_minutes.map(|m| started + std::time::Duration::from_secs_f64((m * 60.0).min(1e9)));
     let per_thread = args.histories.div_ceil(args.threads as u64);
@@ -230,6 +239,64 @@ fn main() {
     }
     println!("{passed} passed, {failed} failed");
     std::process::exit(i32::from(failed > 0));
+}
+
+/// Contention against lost responses: 24 concurrent `doc.update`s of one key, the response of every
+/// other conditional PUT lost, in 20 runs (seeds `--from`…). A read-back after a lost response proves
+/// the write landed while its token is still in the key's write-token history; how many writes can
+/// land on top of it before the read-back decides how often it cannot. Returns (ambiguous, calls).
+fn ambiguity(args: &Args) -> (usize, usize) {
+    const WRITERS: usize = 24;
+    const RUNS: u64 = 20;
+    let (mut ambiguous, mut calls, mut per_run) = (0, 0, Vec::new());
+    for seed in args.from..args.from + RUNS {
+        seed_random(Some(seed));
+        let mut rng = Rng::new(seed);
+        let clock = ManualClock::starting_2026();
+        let memory = MemoryStore::with_clock(Rc::new(clock.clone()));
+        let store = Rc::new(SimStore::new(
+            Rc::new(memory.clone()),
+            clock.clone(),
+            rng.fork(),
+            Faults::EveryOtherConditionalPutLost,
+        ));
+        let options = || Options { clock: Some(Rc::new(clock.clone())), ..Options::default() };
+        let outcomes = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut executor = Executor::new();
+        for _ in 0..WRITERS {
+            let db = Fencepost::new(store.clone() as Rc<dyn ObjectStore>, options()).expect("valid options");
+            let outcomes = outcomes.clone();
+            executor.spawn(async move {
+                let doc = db.doc("hot").expect("a valid key");
+                let mut plus_one =
+                    fencepost::transition(|v: serde_json::Value| Ok(serde_json::json!(v.as_i64().unwrap_or(0) + 1)));
+                let outcome = doc.update(&mut *plus_one, Some(serde_json::json!(0)), 100).await;
+                outcomes.borrow_mut().push(outcome.map_err(|e| e.code()));
+            });
+        }
+        let ended = executor.run(&clock, ManualClock::START_2026.plus_secs(3600.0), &mut rng);
+        seed_random(None);
+        assert_eq!(ended, Ended::Done, "seed {seed}: the updates settle");
+        let outcomes = outcomes.borrow();
+        let run = outcomes.iter().filter(|o| **o == Err("AMBIGUOUS_WRITE")).count();
+        let acked = outcomes.iter().filter(|o| o.is_ok()).count();
+        let end = final_state(&memory, &clock, ["hot"].into_iter());
+        let stored = end
+            .values
+            .get("hot")
+            .map_or(0, |h| if let fencepost::Held::Json(v) = h { v.as_i64().unwrap_or(0) } else { 0 });
+        assert!(stored as usize >= acked && stored as usize <= acked + run, "seed {seed}: exact");
+        ambiguous += run;
+        calls += outcomes.len();
+        per_run.push(run);
+    }
+    println!(
+        "ambiguity: {WRITERS} concurrent doc.update, every other conditional PUT's response lost, {RUNS} runs: \
+         {ambiguous} of {calls} calls ambiguous ({:.2} %); runs with any: {}; per run {per_run:?}",
+        100.0 * ambiguous as f64 / calls as f64,
+        per_run.iter().filter(|n| **n > 0).count()
+    );
+    (ambiguous, calls)
 }
 
 /// Seeds a mutation may take to be caught before the table calls it missed.

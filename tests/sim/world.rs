@@ -84,6 +84,15 @@ impl FaultRates {
     };
 }
 
+/// Which requests meet a fault.
+#[derive(Debug, Clone, Copy)]
+pub enum Faults {
+    /// Each request draws from these rates.
+    Random(FaultRates),
+    /// The response of every other conditional PUT is lost (it lands; its caller hears nothing).
+    EveryOtherConditionalPutLost,
+}
+
 /// Counts of the faults a history met, by kind.
 #[derive(Debug, Default, Clone)]
 pub struct FaultCounts(pub BTreeMap<&'static str, u64>);
@@ -92,7 +101,8 @@ pub struct FaultCounts(pub BTreeMap<&'static str, u64>);
 pub struct SimStore {
     pub faults: Rc<FaultStore>,
     rng: RefCell<Rng>,
-    rates: FaultRates,
+    policy: Faults,
+    conditional_puts: Cell<u64>,
     clock: ManualClock,
     pub counts: RefCell<FaultCounts>,
     /// One order of every invocation and return.
@@ -101,11 +111,12 @@ pub struct SimStore {
 }
 
 impl SimStore {
-    pub fn new(inner: Rc<dyn ObjectStore>, clock: ManualClock, rng: Rng, rates: FaultRates) -> Self {
+    pub fn new(inner: Rc<dyn ObjectStore>, clock: ManualClock, rng: Rng, policy: Faults) -> Self {
         SimStore {
             faults: Rc::new(FaultStore::with_clock(inner, Rc::new(clock.clone()))),
             rng: RefCell::new(rng),
-            rates,
+            policy,
+            conditional_puts: Cell::new(0),
             clock,
             counts: RefCell::default(),
             sequence: Cell::new(0),
@@ -120,8 +131,21 @@ impl SimStore {
     }
 
     /// Queue this request's fault (if the draw gives one) in the fault store.
-    fn draw(&self, op: Op) {
-        let r = self.rates;
+    fn draw(&self, op: Op, conditional: bool) {
+        let r = match self.policy {
+            Faults::Random(rates) => rates,
+            Faults::EveryOtherConditionalPutLost => {
+                if op == Op::Put && conditional {
+                    let n = self.conditional_puts.get() + 1;
+                    self.conditional_puts.set(n);
+                    if n % 2 == 0 {
+                        *self.counts.borrow_mut().0.entry("lost response").or_default() += 1;
+                        self.faults.inject(op, Fault::LoseResponse);
+                    }
+                }
+                return;
+            }
+        };
         let mut rng = self.rng.borrow_mut();
         let roll = rng.unit();
         let mut edge = 0.0;
@@ -162,7 +186,7 @@ impl SimStore {
 #[async_trait(?Send)]
 impl ObjectStore for SimStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        self.draw(Op::Get);
+        self.draw(Op::Get, false);
         let invoked = self.tick();
         let got = self.faults.get(key).await;
         let ret = match &got {
@@ -180,7 +204,7 @@ impl ObjectStore for SimStore {
         precondition: &Precondition,
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
-        self.draw(Op::Put);
+        self.draw(Op::Put, *precondition != Precondition::None);
         let invoked = self.tick();
         let put = self.faults.put(key, body, precondition, meta).await;
         let ret = match &put {
@@ -198,7 +222,7 @@ impl ObjectStore for SimStore {
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        self.draw(Op::Delete);
+        self.draw(Op::Delete, false);
         let invoked = self.tick();
         let deleted = self.faults.delete(key).await;
         let ret = if deleted.is_ok() { Return::Deleted(true) } else { Return::Unknown };
@@ -207,7 +231,7 @@ impl ObjectStore for SimStore {
     }
 
     async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
-        self.draw(Op::Delete);
+        self.draw(Op::Delete, true);
         let invoked = self.tick();
         let deleted = self.faults.delete_if_match(key, etag).await;
         let ret = deleted.as_ref().map_or(Return::Unknown, |d| Return::Deleted(*d));
@@ -220,7 +244,7 @@ impl ObjectStore for SimStore {
     }
 
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
-        self.draw(Op::List);
+        self.draw(Op::List, false);
         self.faults.list_page(prefix, start_after, cursor).await
     }
 }
