@@ -20,6 +20,10 @@ pub const CLAIM_KEYS: u64 = 3;
 pub const LEASE_KEYS: u64 = 2;
 pub const COUNTER_KEY: &str = "counter";
 pub const TTL: f64 = 10.0;
+/// Tick claims (`ticks/<n>`) are made for the current window of this many seconds, and pruned
+/// once older than `PRUNE_AGE`: a key space that does not recur, as `prune` requires.
+pub const TICK: f64 = 5.0;
+pub const PRUNE_AGE: f64 = 40.0;
 
 /// How a call ended, as its caller heard.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,6 +112,7 @@ impl Worker {
                 5..=7 => self.lease_period(n).await,
                 8 => self.cooperative(n).await,
                 _ if self.rng.chance(0.3) => self.break_a_lease().await,
+                _ if self.rng.chance(0.4) => self.prune().await,
                 _ => {
                     let secs = self.rng.unit() * 3.0;
                     self.pause(secs).await
@@ -121,7 +126,11 @@ impl Worker {
     }
 
     async fn claim(&mut self, n: usize) {
-        let key = format!("claims/{}", self.rng.below(CLAIM_KEYS));
+        let key = if self.rng.chance(0.5) {
+            format!("ticks/{}", (self.now() / TICK).floor())
+        } else {
+            format!("claims/{}", self.rng.below(CLAIM_KEYS))
+        };
         let value = json!(format!("w{}-{n}", self.id));
         let _ = self
             .log(
@@ -223,6 +232,15 @@ impl Worker {
         let broken = self.db.break_lease(&key, None);
         let _ =
             self.log("break", &key, Value::Null, broken, |b| b.as_ref().map_or(Value::Null, |b| json!(b.epoch))).await;
+    }
+}
+
+impl Worker {
+    /// The operator's clean-up of old tick claims (a dry run now and then).
+    async fn prune(&mut self) {
+        let dry = self.rng.chance(0.3);
+        let pruned = self.db.prune("ticks/", PRUNE_AGE, dry);
+        let _ = self.log("prune", "ticks/", json!(dry), pruned, |p| json!(p.keys)).await;
     }
 }
 

@@ -67,6 +67,7 @@ pub struct FaultRates {
     pub transport: f64,
     pub server_error: f64,
     pub throttled: f64,
+    pub too_many: f64,
     pub conflict_409: f64,
     pub late_put: f64,
     pub delay: f64,
@@ -78,6 +79,7 @@ impl FaultRates {
         transport: 0.02,
         server_error: 0.02,
         throttled: 0.02,
+        too_many: 0.01,
         conflict_409: 0.01,
         late_put: 0.01,
         delay: 0.15,
@@ -161,6 +163,8 @@ impl SimStore {
             ("500", Fault::Status(500, "InternalError"))
         } else if pick(r.throttled) {
             ("503 SlowDown", Fault::Status(503, "SlowDown"))
+        } else if pick(r.too_many) {
+            ("429", Fault::Status(429, "SlowDown"))
         } else if pick(r.conflict_409) {
             ("409", Fault::Status(409, "ConditionalRequestConflict"))
         } else if op == Op::Put && pick(r.late_put) {
