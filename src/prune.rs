@@ -20,8 +20,7 @@ pub struct Pruned {
 }
 
 /// Delete the objects under `prefix` last modified more than `older_than` seconds ago, except
-/// held lease documents. Requests: one list per page, then per old object a read and a delete
-/// (and a second read when a conditional delete is refused).
+/// held lease documents. Requests: one list per page, then per old object a read and a delete.
 pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_run: bool) -> Result<Pruned> {
     if !older_than.is_finite() || older_than < 0.0 {
         return Err(Error::invalid("prune options.olderThan must be a finite number of seconds >= 0"));
@@ -73,13 +72,7 @@ async fn prune_one(
         return Ok(true);
     }
     if conditional {
-        if objects.delete_if_match(key, &obj.etag).await? {
-            return Ok(true);
-        }
-        // Refused: changed since the read (kept), or gone — when an attempt's answer was lost and
-        // the retry found nothing to delete, the delete that emptied the key was this one's (or
-        // a concurrent prune's). One more read tells, so a deleted key is never reported kept.
-        Ok(objects.read(key).await?.is_none())
+        objects.delete_if_match(key, &obj.etag).await
     } else {
         // No conditional delete: the read just made is the re-check right before the delete.
         objects.delete(key).await.map(|()| true)

@@ -287,10 +287,19 @@ impl Objects {
     }
 
     /// Delete `key` only while its etag is `etag`: `false` when it changed or is gone. Only on
-    /// stores with a conditional delete ([`ObjectStore::conditional_delete`]).
+    /// stores with a conditional delete ([`ObjectStore::conditional_delete`]). One request; one
+    /// more (a read) when an attempt went unanswered and the repeat was refused.
     pub async fn delete_if_match(&self, key: &str, etag: &str) -> Result<bool> {
         self.check_key(key)?;
-        Ok(self.retrying(Request::DeleteIfMatch { key, etag }, Abandon::OnCancel).await?.into_deleted())
+        let (reply, unanswered) = self.retrying_noted(Request::DeleteIfMatch { key, etag }, Abandon::OnCancel).await?;
+        let deleted = reply.into_deleted();
+        if deleted || !unanswered {
+            return Ok(deleted);
+        }
+        // The unanswered attempt may have deleted the version, and the repeat then finds nothing
+        // to delete: gone means the version named was deleted (by it, or by a concurrent deleter),
+        // still there means it had changed.
+        Ok(self.read(key).await?.is_none())
     }
 
     /// Whether the store honours [`Objects::delete_if_match`].

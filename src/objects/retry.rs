@@ -58,11 +58,19 @@ impl Objects {
     /// Run a request that is safe to repeat (get, delete, list) within the retry budget. Retries
     /// stop at a cancel either way; `abandon` says whether an attempt in flight is abandoned too.
     pub(crate) async fn retrying(&self, request: Request<'_>, abandon: Abandon) -> Result<Reply> {
+        Ok(self.retrying_noted(request, abandon).await?.0)
+    }
+
+    /// [`Objects::retrying`], also saying whether an attempt before the answer went unanswered
+    /// (a lost response, a 500): it may have been carried out, so the answer is to a repeat.
+    pub(crate) async fn retrying_noted(&self, request: Request<'_>, abandon: Abandon) -> Result<(Reply, bool)> {
         let mut attempt = 1;
+        let mut unanswered = false;
         loop {
             match self.send(request, attempt, abandon).await? {
-                Ok(v) => return Ok(v),
+                Ok(v) => return Ok((v, unanswered)),
                 Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
+                    unanswered |= e.kind == FailureKind::Indeterminate;
                     self.backoff(attempt).await?;
                     attempt += 1;
                 }
