@@ -20,7 +20,8 @@ pub struct Final {
 }
 
 impl Final {
-    fn json(&self, key: &str) -> Option<&Value> {
+    /// A key's JSON value (a lease document's: its state).
+    pub fn json(&self, key: &str) -> Option<&Value> {
         match self.values.get(key)? {
             Held::Json(v) => Some(v),
             Held::Lease(l) => Some(&l.state),
@@ -38,17 +39,11 @@ pub fn check(records: &[Record], end: &Final, layer0: &BTreeMap<String, Vec<Oper
             violations.push(format!("{} on {} by w{} took {:.1} s", r.what, r.key, r.worker, r.ended - r.started));
         }
     }
-    // Keys a prune (not a dry run) deleted: what their claims were told is no longer stored.
+    // What prunes (not dry runs) deleted: what those keys' claims were told is no longer stored.
     let prunes: Vec<&Record> = records.iter().filter(|r| r.what == "prune" && r.arg == false).collect();
-    let pruned = |key: &str| {
-        prunes.iter().any(
-            |p| matches!(&p.outcome, Outcome::Ok(keys) if keys.as_array().is_some_and(|k| k.iter().any(|k| k == key))),
-        )
-    };
     for ((what, key), calls) in &by_key {
         match *what {
-            "claim" if pruned(key) => recent_kept(key, calls, &prunes, &mut violations),
-            "claim" => claims(key, calls, end, &mut violations),
+            "claim" => claims(key, calls, end, &prunes, &mut violations),
             "increment" => counter(key, calls, end, &mut violations),
             _ => {}
         }
@@ -66,14 +61,32 @@ pub fn check(records: &[Record], end: &Final, layer0: &BTreeMap<String, Vec<Oper
     violations
 }
 
-/// One winner; every answer names the stored value; the stored value's claimer was told it won
-/// (or could not be told either way).
-fn claims(key: &str, calls: &[&Record], end: &Final, violations: &mut Vec<String>) {
-    let stored = end.json(key);
+/// Whether the prune `p` reported `key` deleted.
+fn deleted(p: &Record, key: &str) -> bool {
+    matches!(&p.outcome, Outcome::Ok(keys) if keys.as_array().is_some_and(|k| k.iter().any(|k| k == key)))
+}
+
+/// One winner. Unless a prune deleted the key: every answer names the stored value, and the stored
+/// value's claimer was told it won (or could not be told either way). If one did: the key was old
+/// — its creation landed after the winner's call began (simulated time), and a prune deletes only
+/// what is `PRUNE_AGE` older than its own clock (skewed by at most 1 s).
+fn claims(key: &str, calls: &[&Record], end: &Final, prunes: &[&Record], violations: &mut Vec<String>) {
     let winners: Vec<_> = calls.iter().filter(|r| matches!(&r.outcome, Outcome::Ok(v) if v["won"] == true)).collect();
     if winners.len() > 1 {
         violations.push(format!("claim {key}: {} callers were told they won", winners.len()));
     }
+    let pruned: Vec<_> = prunes.iter().filter(|p| deleted(p, key)).collect();
+    for p in &pruned {
+        for w in &winners {
+            if w.started >= p.ended + 1.0 - crate::workload::PRUNE_AGE && w.started <= p.ended {
+                violations.push(format!("prune deleted {key}, created at most {:.1} s before", p.ended - w.started));
+            }
+        }
+    }
+    if !pruned.is_empty() {
+        return;
+    }
+    let stored = end.json(key);
     for r in calls {
         match &r.outcome {
             Outcome::Ok(v) if Some(&v["value"]) != stored => {
@@ -90,24 +103,6 @@ fn claims(key: &str, calls: &[&Record], end: &Final, violations: &mut Vec<String
                 violations.push(format!("claim {key}: w{}'s value is stored but the call failed ({code})", r.worker));
             }
             _ => {}
-        }
-    }
-}
-
-/// A pruned claim key: still one winner, and it was old when deleted. Its creation landed after the
-/// winner's call began (simulated time), and a prune deletes only what is `PRUNE_AGE` older than
-/// its own clock (skewed by at most 1 s).
-fn recent_kept(key: &str, calls: &[&Record], prunes: &[&Record], violations: &mut Vec<String>) {
-    let winners: Vec<_> = calls.iter().filter(|r| matches!(&r.outcome, Outcome::Ok(v) if v["won"] == true)).collect();
-    if winners.len() > 1 {
-        violations.push(format!("claim {key}: {} callers were told they won", winners.len()));
-    }
-    let deleted_by = |p: &&&Record| matches!(&p.outcome, Outcome::Ok(keys) if keys.as_array().is_some_and(|k| k.iter().any(|k| k == key)));
-    for p in prunes.iter().filter(deleted_by) {
-        for w in &winners {
-            if w.started >= p.ended + 1.0 - crate::workload::PRUNE_AGE && w.started <= p.ended {
-                violations.push(format!("prune deleted {key}, created at most {:.1} s before", p.ended - w.started));
-            }
         }
     }
 }

@@ -20,14 +20,10 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 use std::time::Instant;
 
-use fencepost::store::{MemoryStore, ObjectStore};
-use fencepost::testing::{ManualClock, seed_random};
-use fencepost::{Fencepost, Options};
-
 use checks::Final;
 use executor::{Ended, Executor};
 use workload::{Ledger, Outcome, Worker};
-use world::{FaultRates, Faults, Rng, SimStore, SkewedClock};
+use world::{FaultRates, Faults, SkewedClock, World};
 
 /// What one history came to.
 #[derive(Default)]
@@ -40,71 +36,43 @@ struct Report {
     text: String,
 }
 
-fn run_history(seed: u64) -> Report {
-    seed_random(Some(seed));
-    let mut rng = Rng::new(seed);
-    let clock = ManualClock::starting_2026();
-    let start = ManualClock::START_2026;
-    let memory = MemoryStore::with_clock(Rc::new(clock.clone()));
-    let store =
-        Rc::new(SimStore::new(Rc::new(memory.clone()), clock.clone(), rng.fork(), Faults::Random(FaultRates::DEFAULT)));
+/// Run the history of `seed`; with `text`, write it out (for replay comparisons and printing).
+fn run_history(seed: u64, text: bool) -> Report {
+    let mut world = World::new(seed, Faults::Random(FaultRates::DEFAULT));
     let ledger = Rc::new(Ledger::default());
     let mut executor = Executor::new();
-    let workers = 3 + rng.below(3) as usize;
+    let workers = 3 + world.rng.below(3) as usize;
     for id in 0..workers {
-        let skewed = SkewedClock { base: clock.clone(), skew: (rng.unit() - 0.5) * 2.0 };
-        let options = Options { clock: Some(Rc::new(skewed)), ..Options::default() };
-        let db = Fencepost::new(store.clone() as Rc<dyn ObjectStore>, options).expect("valid options");
-        let calls = 8 + rng.below(10) as usize;
-        let worker = Worker {
-            id,
-            db,
-            clock: clock.clone(),
-            start,
-            ledger: ledger.clone(),
-            rng: rng.fork(),
-            calls,
-            counter: None,
-        };
+        let skewed = SkewedClock { base: world.clock.clone(), skew: (world.rng.unit() - 0.5) * 2.0 };
+        let db = world.process(Rc::new(skewed));
+        let calls = 8 + world.rng.below(10) as usize;
+        let worker = Worker::new(id, db, world.clock.clone(), ledger.clone(), world.rng.fork(), calls);
         executor.spawn(worker.run());
     }
     let mut report = Report::default();
-    if let Ended::Stuck { waiting } = executor.run(&clock, start.plus_secs(24.0 * 3600.0), &mut rng) {
+    if let Ended::Stuck { waiting } = world.run(&mut executor) {
         report.violations.push(format!("{waiting} workers wait forever (no timer left to fire)"));
     }
-    seed_random(None);
 
     let records = ledger.records.borrow();
-    let end = final_state(&memory, &clock, records.iter().map(|r| r.key.as_str()));
-    report.violations.extend(checks::check(&records, &end, &store.history.borrow()));
+    let end = Final { values: world.final_state(records.iter().map(|r| r.key.as_str())) };
+    report.violations.extend(checks::check(&records, &end, &world.store.history.borrow()));
     report.calls = records.len();
     report.ambiguous = records.iter().filter(|r| r.outcome == Outcome::Ambiguous).count();
-    report.faults = store.counts.borrow().0.clone();
-    for r in records.iter() {
-        let _ = writeln!(
-            report.text,
-            "{:>9.3} {:>9.3} w{} {} {} {} -> {:?}",
-            r.started, r.ended, r.worker, r.what, r.key, r.arg, r.outcome
-        );
-    }
-    for (key, held) in &end.values {
-        let _ = writeln!(report.text, "final {key}: {held:?}");
-    }
-    report
-}
-
-/// Read every key the history touched, straight from the memory store.
-fn final_state<'a>(memory: &MemoryStore, clock: &ManualClock, keys: impl Iterator<Item = &'a str>) -> Final {
-    let options = Options { clock: Some(Rc::new(clock.clone())), ..Options::default() };
-    let db = Fencepost::new(Rc::new(memory.clone()), options).expect("valid options");
-    let mut end = Final::default();
-    for key in keys.collect::<std::collections::BTreeSet<_>>() {
-        let inspected = futures::executor::block_on(db.inspect(key)).expect("the memory store answers");
-        if let Some(inspection) = inspected {
-            end.values.insert(key.to_owned(), inspection.kind);
+    report.faults = world.store.counts.borrow().0.clone();
+    if text {
+        for r in records.iter() {
+            let _ = writeln!(
+                report.text,
+                "{:>9.3} {:>9.3} w{} {} {} {} -> {:?}",
+                r.started, r.ended, r.worker, r.what, r.key, r.arg, r.outcome
+            );
+        }
+        for (key, held) in &end.values {
+            let _ = writeln!(report.text, "final {key}: {held:?}");
         }
     }
-    end
+    report
 }
 
 struct Args {
@@ -159,7 +127,7 @@ fn main() {
     linearizable::self_test();
     let args = args();
     if let Some(seed) = args.seed {
-        let (first, second) = (run_history(seed), run_history(seed));
+        let (first, second) = (run_history(seed, true), run_history(seed, true));
         print!("{}", first.text);
         println!("faults: {:?}", first.faults);
         let same = first.text == second.text;
@@ -194,10 +162,11 @@ fn main() {
                     let mut done = 0;
                     // Thread t runs seeds from + t, from + t + threads, …
                     while deadline.map_or(done < per_thread, |d| Instant::now() < d) {
-                        let report = run_history(seed);
+                        // Each thread's first seed runs twice: the histories must be identical.
+                        let replayed = done == 0;
+                        let report = run_history(seed, replayed);
                         totals.add(seed, &report);
-                        if done == 0 && run_history(seed).text != report.text {
-                            // Each thread's first seed runs twice: the histories must be identical.
+                        if replayed && run_history(seed, true).text != report.text {
                             totals.not_replayed.push(seed);
                         }
                         seed += args.threads as u64;
@@ -250,42 +219,24 @@ fn ambiguity(args: &Args) -> (usize, usize) {
     const RUNS: u64 = 20;
     let (mut ambiguous, mut calls, mut per_run) = (0, 0, Vec::new());
     for seed in args.from..args.from + RUNS {
-        seed_random(Some(seed));
-        let mut rng = Rng::new(seed);
-        let clock = ManualClock::starting_2026();
-        let memory = MemoryStore::with_clock(Rc::new(clock.clone()));
-        let store = Rc::new(SimStore::new(
-            Rc::new(memory.clone()),
-            clock.clone(),
-            rng.fork(),
-            Faults::EveryOtherConditionalPutLost,
-        ));
-        let options = || Options { clock: Some(Rc::new(clock.clone())), ..Options::default() };
+        let mut world = World::new(seed, Faults::EveryOtherConditionalPutLost);
         let outcomes = Rc::new(std::cell::RefCell::new(Vec::new()));
         let mut executor = Executor::new();
         for _ in 0..WRITERS {
-            let db = Fencepost::new(store.clone() as Rc<dyn ObjectStore>, options()).expect("valid options");
+            let doc = world.process(Rc::new(world.clock.clone())).doc("hot").expect("a valid key");
             let outcomes = outcomes.clone();
             executor.spawn(async move {
-                let doc = db.doc("hot").expect("a valid key");
-                let mut plus_one =
-                    fencepost::transition(|v: serde_json::Value| Ok(serde_json::json!(v.as_i64().unwrap_or(0) + 1)));
-                let outcome = doc.update(&mut *plus_one, Some(serde_json::json!(0)), 100).await;
+                let outcome = workload::add_one(&doc, 100).await;
                 outcomes.borrow_mut().push(outcome.map_err(|e| e.code()));
             });
         }
-        let ended = executor.run(&clock, ManualClock::START_2026.plus_secs(3600.0), &mut rng);
-        seed_random(None);
-        assert_eq!(ended, Ended::Done, "seed {seed}: the updates settle");
+        assert_eq!(world.run(&mut executor), Ended::Done, "seed {seed}: the updates settle");
         let outcomes = outcomes.borrow();
         let run = outcomes.iter().filter(|o| **o == Err("AMBIGUOUS_WRITE")).count();
         let acked = outcomes.iter().filter(|o| o.is_ok()).count();
-        let end = final_state(&memory, &clock, ["hot"].into_iter());
-        let stored = end
-            .values
-            .get("hot")
-            .map_or(0, |h| if let fencepost::Held::Json(v) = h { v.as_i64().unwrap_or(0) } else { 0 });
-        assert!(stored as usize >= acked && stored as usize <= acked + run, "seed {seed}: exact");
+        let end = Final { values: world.final_state(["hot"].into_iter()) };
+        let stored = end.json("hot").and_then(serde_json::Value::as_i64).unwrap_or(0) as usize;
+        assert!(stored >= acked && stored <= acked + run, "seed {seed}: exact");
         ambiguous += run;
         calls += outcomes.len();
         per_run.push(run);
@@ -317,7 +268,7 @@ fn mutation_table(args: &Args) -> u32 {
                 scope.spawn(move || {
                     set_mutation(Some(m));
                     let caught = (args.from..args.from + MUTATION_SEEDS)
-                        .find_map(|seed| Some((seed, run_history(seed).violations.into_iter().next()?)));
+                        .find_map(|seed| Some((seed, run_history(seed, false).violations.into_iter().next()?)));
                     set_mutation(None);
                     (m, caught)
                 })

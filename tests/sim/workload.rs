@@ -11,7 +11,7 @@ use std::rc::Rc;
 use futures::future::{Either, select};
 
 use fencepost::testing::ManualClock;
-use fencepost::{Cancel, Clock, Doc, Error, Fencepost, LeaseOptions, Timestamp, transition};
+use fencepost::{Cancel, Clock, Doc, Error, Fencepost, LeaseOptions, transition};
 use serde_json::{Value, json};
 
 use crate::world::Rng;
@@ -66,19 +66,26 @@ impl Ledger {
 }
 
 pub struct Worker {
-    pub id: usize,
-    pub db: Fencepost,
-    pub clock: ManualClock,
-    pub start: Timestamp,
-    pub ledger: Rc<Ledger>,
-    pub rng: Rng,
-    pub calls: usize,
-    pub counter: Option<Doc>,
+    id: usize,
+    db: Fencepost,
+    /// The simulation's clock (the worker's own is skewed), for its pauses and the ledger.
+    clock: ManualClock,
+    ledger: Rc<Ledger>,
+    rng: Rng,
+    calls: usize,
+    /// One handle for the worker's life: updates start from the version it last saw.
+    counter: Doc,
 }
 
 impl Worker {
+    pub fn new(id: usize, db: Fencepost, clock: ManualClock, ledger: Rc<Ledger>, rng: Rng, calls: usize) -> Worker {
+        let counter = db.doc(COUNTER_KEY).expect("a valid key");
+        Worker { id, db, clock, ledger, rng, calls, counter }
+    }
+
+    /// Simulated seconds since the start.
     fn now(&self) -> f64 {
-        self.start.secs_until(self.clock.now().expect("a manual clock has a time"))
+        ManualClock::START_2026.secs_until(self.clock.now().expect("a manual clock has a time"))
     }
 
     /// Run `call`, log what it was told.
@@ -143,13 +150,8 @@ impl Worker {
             .await;
     }
 
-    async fn increment(&mut self) {
-        // One handle for the worker's life: updates start from the version it last saw.
-        let doc = self.counter.get_or_insert_with(|| self.db.doc(COUNTER_KEY).expect("a valid key")).clone();
-        let mut plus_one = transition(|v: Value| Ok(json!(v.as_i64().unwrap_or(0) + 1)));
-        let _ = self
-            .log("increment", COUNTER_KEY, Value::Null, doc.update(&mut *plus_one, Some(json!(0)), 10), Value::clone)
-            .await;
+    async fn increment(&self) {
+        let _ = self.log("increment", COUNTER_KEY, Value::Null, add_one(&self.counter, 10), Value::clone).await;
     }
 
     fn lease_key(&mut self) -> String {
@@ -242,6 +244,12 @@ impl Worker {
         let pruned = self.db.prune("ticks/", PRUNE_AGE, dry);
         let _ = self.log("prune", "ticks/", json!(dry), pruned, |p| json!(p.keys)).await;
     }
+}
+
+/// `doc.update(v => v + 1, {create: 0, maxAttempts})`.
+pub async fn add_one(doc: &Doc, max_attempts: u32) -> fencepost::Result<Value> {
+    let mut plus_one = transition(|v: Value| Ok(json!(v.as_i64().unwrap_or(0) + 1)));
+    doc.update(&mut *plus_one, Some(json!(0)), max_attempts).await
 }
 
 /// Append `item` to the array at `field` of the object `state` (made an object if it is not).

@@ -8,11 +8,66 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use async_trait::async_trait;
-use fencepost::store::{ListPage, ObjectStore, Op, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
-use fencepost::testing::{Fault, FaultStore, ManualClock};
-use fencepost::{Clock, LocalBoxFuture, Timestamp};
+use fencepost::store::{
+    ListPage, MemoryStore, ObjectStore, Op, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta,
+};
+use fencepost::testing::{Fault, FaultStore, ManualClock, seed_random};
+use fencepost::{Clock, Fencepost, Held, LocalBoxFuture, Options, Timestamp};
 
+use crate::executor::{Ended, Executor};
 use crate::linearizable::{Call, Condition, Operation, Return};
+
+/// One history's world: the seed's generator, the simulated clock, the memory store and the
+/// faulty, recorded store on it. While it lives, this thread's tokens and backoff jitter come from
+/// the seed too.
+pub struct World {
+    pub rng: Rng,
+    pub clock: ManualClock,
+    pub memory: MemoryStore,
+    pub store: Rc<SimStore>,
+}
+
+impl World {
+    pub fn new(seed: u64, faults: Faults) -> World {
+        seed_random(Some(seed));
+        let mut rng = Rng::new(seed);
+        let clock = ManualClock::starting_2026();
+        let memory = MemoryStore::with_clock(Rc::new(clock.clone()));
+        let store = Rc::new(SimStore::new(Rc::new(memory.clone()), clock.clone(), rng.fork(), faults));
+        World { rng, clock, memory, store }
+    }
+
+    /// A process of the world: its own `Fencepost` on the shared store, on `clock`.
+    pub fn process(&self, clock: Rc<dyn Clock>) -> Fencepost {
+        let options = Options { clock: Some(clock), ..Options::default() };
+        Fencepost::new(self.store.clone(), options).expect("valid options")
+    }
+
+    /// Run `executor` until its tasks are done, or nothing moves within a simulated day.
+    pub fn run(&mut self, executor: &mut Executor) -> Ended {
+        executor.run(&self.clock, ManualClock::START_2026.plus_secs(24.0 * 3600.0), &mut self.rng)
+    }
+
+    /// What `keys` hold now, read from the memory store directly (past the faults).
+    pub fn final_state<'a>(&self, keys: impl Iterator<Item = &'a str>) -> BTreeMap<String, Held> {
+        let options = Options { clock: Some(Rc::new(self.clock.clone())), ..Options::default() };
+        let db = Fencepost::new(Rc::new(self.memory.clone()), options).expect("valid options");
+        let mut end = BTreeMap::new();
+        for key in keys.collect::<std::collections::BTreeSet<_>>() {
+            let inspected = futures::executor::block_on(db.inspect(key)).expect("the memory store answers");
+            if let Some(inspection) = inspected {
+                end.insert(key.to_owned(), inspection.kind);
+            }
+        }
+        end
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        seed_random(None);
+    }
+}
 
 /// SplitMix64: small, seedable, and good enough to pick faults and interleavings.
 #[derive(Clone)]
