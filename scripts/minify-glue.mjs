@@ -1,6 +1,6 @@
 // Renames, in wasm-bindgen's glue (pkg/fencepost.js) and its types (pkg/fencepost.d.ts), the wasm's
 // imports, exports and import module as `wasm-opt --minify-imports-and-exports-and-modules`
-// renamed them in the wasm (its mapping is the JSON it printed, read from stdin or a file).
+// renamed them in the wasm (its mapping: the JSON that wasm-opt printed, saved to a file).
 // wasm-bindgen names every import `__wbg_<name>_<16 hex digits of hash>`: about 130 such names
 // cost some 2 KB of the gzipped wasm, for nothing a user sees.
 //
@@ -21,23 +21,22 @@ const [module] = modules;
 let glue = readFileSync(glueFile, "utf8");
 let types = readFileSync(typesFile, "utf8");
 
-/** Replace exactly `count` matches of `pattern` (a regex source) in `text`, or stop the build. */
-function replaceExactly(text, pattern, replacement, count, what) {
+/** Replace the one match of `pattern` (a regex source) in `text`, or stop the build. */
+function replaceOnce(text, pattern, replacement, what) {
   let seen = 0;
   const out = text.replace(new RegExp(pattern, "g"), (...match) => {
     seen++;
     return typeof replacement === "function" ? replacement(...match) : replacement;
   });
-  if (count !== undefined && seen !== count) fail(`${what}: ${seen} matches, expected ${count}`);
-  if (seen === 0) fail(`${what}: no match`);
+  if (seen !== 1) fail(`${what}: ${seen} matches, expected 1`);
   return out;
 }
 
 // The import object: `"./fencepost_bg.js": import0` and each `name: function(…)` entry of it.
 const minifiedModule = "a";
-glue = replaceExactly(glue, `${JSON.stringify(module).replace(/[.]/g, "\\.")}: import0`, `"${minifiedModule}": import0`, 1, "import module");
+glue = replaceOnce(glue, `${JSON.stringify(module).replace(/[.]/g, "\\.")}: import0`, `"${minifiedModule}": import0`, "import module");
 for (const [, name, minified] of mapping.imports) {
-  glue = replaceExactly(glue, `(\\n\\s+)${name}: `, (_, indent) => `${indent}${key(minified)}: `, 1, `import ${name}`);
+  glue = replaceOnce(glue, `(\\n\\s+)${name}: `, (_, indent) => `${indent}${key(minified)}: `, `import ${name}`);
 }
 // Exports: read as `wasm.name` in the glue, declared as `readonly name:` in InitOutput.
 const exported = new Map(mapping.exports);

@@ -1,6 +1,6 @@
 //! The bottom layer: what every other module may use and that uses nothing of the crate's own —
-//! errors, numbers as text, substring search, sorting, futures, the cancel seam, and the switches of the deliberately broken variants the simulation
-//! must catch.
+//! errors, numbers as text, substring search, sorting, futures, the cancel seam, and the
+//! switches of the deliberately broken variants the simulation must catch.
 
 pub mod cancel;
 pub mod error;

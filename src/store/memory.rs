@@ -21,7 +21,7 @@ const PAGE: usize = 1000;
 
 #[derive(Clone)]
 pub struct MemoryStore {
-    objects: Rc<RefCell<Objects>>,
+    objects: Rc<RefCell<Table>>,
     /// What `last_modified` records: the wall clock, as a real store's, unless a simulation
     /// gives its own ([`MemoryStore::with_clock`]).
     clock: Rc<dyn Clock>,
@@ -44,12 +44,12 @@ impl std::fmt::Debug for MemoryStore {
 /// about 4 KB of wasm of its own, insertion is compiled in anyway, and the rebuild keeps memory
 /// within twice the live keys at an amortised O(log n) per delete.
 #[derive(Debug, Default)]
-struct Objects {
+struct Table {
     map: BTreeMap<String, Option<StoredObject>>,
     tombstones: usize,
 }
 
-impl Objects {
+impl Table {
     fn get(&self, key: &str) -> Option<&StoredObject> {
         self.map.get(key)?.as_ref()
     }
