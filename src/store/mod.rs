@@ -5,6 +5,7 @@
 mod counting;
 /// Public as `crate::testing`.
 pub(crate) mod fault;
+pub mod http;
 mod memory;
 mod prefix;
 pub mod s3;

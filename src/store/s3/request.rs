@@ -1,8 +1,8 @@
 //! Building signed S3 requests: a pure function of the config, the operation's inputs and a time.
 
-use super::encode::{canonical_query, encode_path};
 use super::sigv4::{self, RequestToSign, Scope};
 use super::{Addressing, HttpRequest, S3Config};
+use crate::store::http::encode::{canonical_query, encode_path};
 use crate::store::{FailureKind, Precondition, StoreError, WriteMeta, normalize_etag};
 use crate::time::Timestamp;
 

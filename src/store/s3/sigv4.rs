@@ -254,7 +254,7 @@ pub fn sha256_hex(data: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::s3::encode::{canonical_query, encode_path};
+    use crate::store::http::encode::{canonical_query, encode_path};
 
     // AWS's published examples ("Signature Calculations for the Authorization Header: Transferring
     // Payload in a Single Chunk", Amazon S3 API Reference).

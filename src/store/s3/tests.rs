@@ -10,6 +10,8 @@ use futures::executor::block_on;
 
 use super::sigv4::{EMPTY_PAYLOAD_SHA256, sha256_hex};
 use super::*;
+use crate::store::StoreError;
+use crate::store::http::encode::percent_decode;
 use crate::store::{FailureKind, PrefixStore};
 use crate::time::{ManualClock, Timestamp};
 
@@ -810,21 +812,6 @@ struct Emulator {
 type EmulatedObject = (Vec<u8>, String, Vec<(String, String)>);
 
 /// What a server does with an encoded path or query component.
-pub(super) fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            out.push(u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap(), 16).unwrap());
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).unwrap()
-}
 
 fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
@@ -988,10 +975,10 @@ fn tricky_keys_round_trip_through_put_get_list() {
 fn redaction_never_rewrites_text_that_is_not_a_secret() {
     let err = |m: &str| StoreError::new(FailureKind::Indeterminate, None, None, m);
     // A one-character secret: only where it stands alone.
-    let out = response::sanitize(err("no response (s) from host"), &["s"]);
+    let out = crate::store::http::sanitize(err("no response (s) from host"), &["s"]);
     assert_eq!(out.message, "no response ([redacted]) from host");
     // A long one: wherever it appears, even glued to other credential characters.
     let long = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
-    let out = response::sanitize(err(&format!("token=x&secret={long}&y")), &[long]);
+    let out = crate::store::http::sanitize(err(&format!("token=x&secret={long}&y")), &[long]);
     assert_eq!(out.message, "token=x&secret=[redacted]&y");
 }
