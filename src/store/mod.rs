@@ -2,6 +2,7 @@
 //! it failed; retries, backoff and the resolution of ambiguous writes live in one place above it
 //! ([`crate::Objects`]), so every store gets them the same way.
 
+pub mod azure;
 mod counting;
 /// Public as `crate::testing`.
 pub(crate) mod fault;

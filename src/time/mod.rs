@@ -134,6 +134,18 @@ impl Timestamp {
         let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
         Some(Timestamp(secs * 1_000_000 + micros))
     }
+    /// The IMF-fixdate form of an HTTP date, `Sun, 06 Nov 1994 08:49:37 GMT` (whole seconds):
+    /// Azure's `x-ms-date`.
+    pub fn to_http_date(self) -> String {
+        const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+        let secs = self.0.div_euclid(1_000_000);
+        let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+        let (y, m, d) = civil_from_days(days);
+        let weekday = WEEKDAYS.get(days.rem_euclid(7) as usize).unwrap_or(&"Thu");
+        let month = MONTHS.get((m - 1) as usize).unwrap_or(&"Jan");
+        format!("{weekday}, {d:02} {month} {y:04} {:02}:{:02}:{:02} GMT", sod / 3600, sod % 3600 / 60, sod % 60)
+    }
+
     /// An HTTP `Date` header in the IMF-fixdate form every current server sends
     /// (`Sun, 06 Nov 1994 08:49:37 GMT`); `None` for anything else (the obsolete forms included:
     /// a store clock estimate is optional, a wrong one is not).
@@ -145,11 +157,12 @@ impl Timestamp {
         if parts.next().is_some() || zone != "GMT" || day.len() != 2 || year.len() != 4 || time.len() != 8 {
             return None;
         }
-        const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
         let month = MONTHS.iter().position(|m| *m == month)? + 1;
         Self::parse_rfc3339(&format!("{year}-{month:02}-{day}T{time}Z"))
     }
 }
+
+const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 fn days_in_month(y: i64, m: i64) -> i64 {
     match m {
@@ -214,6 +227,16 @@ mod tests {
         assert_eq!(Timestamp(1_767_225_600_123_456).to_rfc3339(), "2026-01-01T00:00:00.123456Z");
         assert_eq!(Timestamp(951_782_400_000_001).to_rfc3339(), "2000-02-29T00:00:00.000001Z");
         assert_eq!(Timestamp(-1).to_rfc3339(), "1969-12-31T23:59:59.999999Z");
+    }
+
+    #[test]
+    fn formats_http_dates() {
+        let rfc9110 = Timestamp::parse_rfc3339("1994-11-06T08:49:37.9Z").unwrap();
+        assert_eq!(rfc9110.to_http_date(), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(Timestamp(0).to_http_date(), "Thu, 01 Jan 1970 00:00:00 GMT");
+        assert_eq!(Timestamp(-1).to_http_date(), "Wed, 31 Dec 1969 23:59:59 GMT");
+        let t = Timestamp(1_767_225_600_000_000);
+        assert_eq!(Timestamp::parse_http_date(&t.to_http_date()), Some(t));
     }
 
     #[test]

@@ -26,6 +26,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use async_trait::async_trait;
+use sha2::{Digest, Sha256};
 
 use super::{FailureKind, StoreError, StoreResult};
 use crate::base::error::{Error, Result, quoted};
@@ -157,6 +158,23 @@ pub(crate) fn failure(
     let message =
         if detail.is_empty() { format!("{what}: HTTP {}", response.status) } else { format!("{what}: {detail}") };
     StoreError { kind, code, status: Some(response.status), message }
+}
+
+/// HMAC-SHA256 (RFC 2104), written out over `sha2` because it is a few lines and, unlike the
+/// `hmac` crate's fallible-in-type constructor, cannot fail: signing stays infallible and
+/// panic-free.
+pub(crate) fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    const BLOCK: usize = 64;
+    let mut block_key = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        block_key[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block_key[..key.len()].copy_from_slice(key);
+    }
+    let inner_pad: Vec<u8> = block_key.iter().map(|b| b ^ 0x36).collect();
+    let outer_pad: Vec<u8> = block_key.iter().map(|b| b ^ 0x5c).collect();
+    let inner = Sha256::new().chain_update(&inner_pad).chain_update(message).finalize();
+    Sha256::new().chain_update(&outer_pad).chain_update(inner).finalize().into()
 }
 
 /// Longest error message handed up (server text can be a whole HTML page).

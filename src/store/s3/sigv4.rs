@@ -10,6 +10,7 @@ use std::fmt;
 use sha2::{Digest, Sha256};
 
 use crate::codec::encoding::hex;
+use crate::store::http::hmac_sha256;
 use crate::time::Timestamp;
 
 /// SHA-256 of the empty body, the payload hash of every GET and DELETE.
@@ -227,23 +228,6 @@ fn signing_key(secret_access_key: &str, date: &str, scope: Scope<'_>) -> [u8; 32
     let k_region = hmac_sha256(&k_date, scope.region.as_bytes());
     let k_service = hmac_sha256(&k_region, scope.service.as_bytes());
     hmac_sha256(&k_service, b"aws4_request")
-}
-
-/// HMAC-SHA256 (RFC 2104), written out over `sha2` because it is a few lines and, unlike the
-/// `hmac` crate's fallible-in-type constructor, cannot fail: signing stays infallible and
-/// panic-free.
-fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
-    const BLOCK: usize = 64;
-    let mut block_key = [0u8; BLOCK];
-    if key.len() > BLOCK {
-        block_key[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        block_key[..key.len()].copy_from_slice(key);
-    }
-    let inner_pad: Vec<u8> = block_key.iter().map(|b| b ^ 0x36).collect();
-    let outer_pad: Vec<u8> = block_key.iter().map(|b| b ^ 0x5c).collect();
-    let inner = Sha256::new().chain_update(&inner_pad).chain_update(message).finalize();
-    Sha256::new().chain_update(&outer_pad).chain_update(inner).finalize().into()
 }
 
 /// Lowercase hex SHA-256, the form SigV4 uses for payload and canonical-request hashes.

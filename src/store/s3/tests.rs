@@ -811,8 +811,6 @@ struct Emulator {
 /// Body, quoted ETag, `x-amz-meta-*` headers.
 type EmulatedObject = (Vec<u8>, String, Vec<(String, String)>);
 
-/// What a server does with an encoded path or query component.
-
 fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }

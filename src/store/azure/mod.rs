@@ -1,0 +1,296 @@
+//! The Azure Blob Storage store: block blobs in one container, over the Blob REST API and a
+//! pluggable HTTP transport (the host's `fetch` in wasm, reqwest natively with feature `reqwest`).
+//!
+//! Azure's conditional writes are exact: `If-None-Match: *` creates only, `If-Match: <etag>`
+//! replaces only that version, on PUT and on DELETE. Write tokens ride in blob metadata
+//! (`x-ms-meta-fencepost_token`…: Azure's metadata names are C# identifiers, so `_` where S3 has
+//! `-`); the bodies are the same bytes as on every other store. Authorization is Shared Key (the
+//! account key, HMAC-SHA256) or a SAS token. Sans-IO like the S3 store: `wire` builds requests and
+//! reads responses as pure functions, `sign` is the signature; the store glues them to the
+//! transport. One call is one request (a list, one per page).
+
+mod sign;
+mod wire;
+
+use std::fmt;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+
+use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpRequest, HttpResponse, HttpTransport, Operation};
+use super::{ListPage, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+use crate::base::error::{Error, Result, quoted};
+use crate::time::{Clock, Timestamp};
+
+/// How requests are authorized.
+#[derive(Clone)]
+enum Credential {
+    /// The account key, decoded.
+    SharedKey(Rc<[u8]>),
+    /// A SAS token (the query string, without a leading `?`).
+    Sas(String),
+}
+
+/// Where and as whom to talk to Azure Blob Storage. Built (and validated) by
+/// [`AzureConfig::builder`]; `Debug` never shows the key or the SAS token.
+#[derive(Clone)]
+pub struct AzureConfig {
+    account: String,
+    container: String,
+    endpoint: String,
+    parsed: Endpoint,
+    credential: Credential,
+    /// The key or SAS token as given: never in an error message.
+    secret: String,
+    timeout: f64,
+}
+
+impl AzureConfig {
+    /// A config for `container` of storage `account`; give a key or a SAS token on the builder.
+    pub fn builder(account: &str, container: &str) -> AzureConfigBuilder {
+        AzureConfigBuilder {
+            account: account.to_owned(),
+            container: container.to_owned(),
+            endpoint: None,
+            account_key: None,
+            sas_token: None,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
+    pub fn account(&self) -> &str {
+        &self.account
+    }
+
+    pub fn container(&self) -> &str {
+        &self.container
+    }
+
+    /// The Blob service URL (`https://{account}.blob.core.windows.net` unless one was given).
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Seconds an attempt may go unanswered.
+    pub fn timeout(&self) -> f64 {
+        self.timeout
+    }
+}
+
+impl fmt::Debug for AzureConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let credential = match self.credential {
+            Credential::SharedKey(_) => "shared key [redacted]",
+            Credential::Sas(_) => "SAS token [redacted]",
+        };
+        f.debug_struct("AzureConfig")
+            .field("account", &self.account)
+            .field("container", &self.container)
+            .field("endpoint", &self.endpoint)
+            .field("credential", &credential)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// Optional settings of an [`AzureConfig`]; [`AzureConfigBuilder::build`] validates everything.
+/// Deliberately not `Debug`: it holds the secret.
+#[derive(Clone)]
+pub struct AzureConfigBuilder {
+    account: String,
+    container: String,
+    endpoint: Option<String>,
+    account_key: Option<String>,
+    sas_token: Option<String>,
+    timeout: f64,
+}
+
+impl AzureConfigBuilder {
+    /// The Blob service URL: Azurite's `http://127.0.0.1:10000/devstoreaccount1`, a private
+    /// endpoint, a sovereign cloud. Default `https://{account}.blob.core.windows.net`.
+    pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// The storage account key (base64, as the portal shows it): Shared Key authorization.
+    pub fn account_key(mut self, key: impl Into<String>) -> Self {
+        self.account_key = Some(key.into());
+        self
+    }
+
+    /// A SAS token (with or without its leading `?`) granting read, write, delete and list on the
+    /// container.
+    pub fn sas_token(mut self, token: impl Into<String>) -> Self {
+        self.sas_token = Some(token.into());
+        self
+    }
+
+    /// Seconds an attempt may go unanswered (default 30, must be > 0).
+    pub fn timeout(mut self, secs: f64) -> Self {
+        self.timeout = secs;
+        self
+    }
+
+    pub fn build(self) -> Result<AzureConfig> {
+        let account = self.account;
+        if account.is_empty() || !account.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+            return Err(Error::invalid(format!(
+                "Azure account {} must be lowercase letters and digits",
+                quoted(&account)
+            )));
+        }
+        // Container names: 3-63 of lowercase letters, digits and single dashes, not at an end.
+        let c = &self.container;
+        let container_ok = (3..=63).contains(&c.len())
+            && c.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !c.starts_with('-')
+            && !c.ends_with('-')
+            && crate::base::text::find(c, "--").is_none();
+        if !container_ok {
+            return Err(Error::invalid(format!(
+                "Azure container {} must be 3-63 lowercase letters, digits and single dashes",
+                quoted(c)
+            )));
+        }
+        let endpoint = self.endpoint.unwrap_or_else(|| format!("https://{account}.blob.core.windows.net"));
+        let parsed = Endpoint::parse("Azure", &endpoint)?;
+        let (credential, secret) = match (self.account_key, self.sas_token) {
+            (Some(key), None) => {
+                let decoded = crate::codec::encoding::base64_decode(key.trim())
+                    .filter(|k| !k.is_empty())
+                    .ok_or_else(|| Error::invalid("Azure account key must be the base64 key the portal shows"))?;
+                (Credential::SharedKey(decoded.into()), key)
+            }
+            (None, Some(token)) => {
+                let sas = token.trim().trim_start_matches('?').to_owned();
+                let allowed = |b: u8| b.is_ascii_alphanumeric() || b"%&=-._~:+/,".contains(&b);
+                if sas.is_empty() || !sas.bytes().all(allowed) {
+                    // Never echo the token itself.
+                    return Err(Error::invalid("Azure SAS token must be a URL query string (sv=…&sig=…)"));
+                }
+                (Credential::Sas(sas.clone()), sas)
+            }
+            (Some(_), Some(_)) => return Err(Error::invalid("give Azure an account key or a SAS token, not both")),
+            (None, None) => return Err(Error::invalid("Azure needs an account key or a SAS token")),
+        };
+        crate::store::http::validate_timeout("Azure", self.timeout)?;
+        Ok(AzureConfig {
+            account,
+            container: self.container,
+            endpoint,
+            parsed,
+            credential,
+            secret,
+            timeout: self.timeout,
+        })
+    }
+}
+
+/// An [`ObjectStore`] on Azure Blob Storage. Clones share the transport, the clock and the latest
+/// server time.
+#[derive(Clone)]
+pub struct AzureStore {
+    config: AzureConfig,
+    http: HttpClient,
+}
+
+impl AzureStore {
+    /// `clock` dates the requests (Azure refuses a Shared Key request more than 15 minutes off)
+    /// and times the attempts out.
+    pub fn new(config: AzureConfig, transport: Rc<dyn HttpTransport>, clock: Rc<dyn Clock>) -> Self {
+        let http = HttpClient::new(transport, clock, config.timeout);
+        AzureStore { config, http }
+    }
+
+    pub fn config(&self) -> &AzureConfig {
+        &self.config
+    }
+
+    /// Authorize `request`, send it, read the answer with `read`; no secret (key, SAS token, the
+    /// signature) ever appears in an error.
+    async fn exchange<T>(
+        &self,
+        mut request: wire::Request<'_>,
+        what: &dyn fmt::Display,
+        read: impl FnOnce(HttpResponse) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let now = self.http.now()?;
+        let (http, signature) = self.authorize(&mut request, now);
+        let secrets = [self.config.secret.as_str(), signature.as_str()];
+        self.http.exchange(http, what, &secrets, read).await
+    }
+
+    fn authorize(&self, request: &mut wire::Request<'_>, now: Timestamp) -> (HttpRequest, String) {
+        request.headers.push(("x-ms-date".to_owned(), now.to_http_date()));
+        request.headers.push(("x-ms-version".to_owned(), wire::API_VERSION.to_owned()));
+        let config = &self.config;
+        let path = request.path(&config.parsed, &config.container);
+        match &config.credential {
+            Credential::SharedKey(key) => {
+                let sts = sign::string_to_sign(&sign::ToSign {
+                    method: request.method,
+                    headers: &request.headers,
+                    content_length: request.body.len(),
+                    account: &config.account,
+                    path: &path,
+                    query: &request.query,
+                });
+                let (authorization, signature) = sign::authorization(&config.account, key, &sts);
+                request.headers.push(("authorization".to_owned(), authorization));
+                (request.to_http(&config.parsed, &path, None), signature)
+            }
+            Credential::Sas(sas) => (request.to_http(&config.parsed, &path, Some(sas)), String::new()),
+        }
+    }
+}
+
+impl fmt::Debug for AzureStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AzureStore").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+#[async_trait(?Send)]
+impl ObjectStore for AzureStore {
+    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
+        let what = Operation("GET", key);
+        self.exchange(wire::get(key), &what, |r| wire::read_get(r, &what)).await
+    }
+
+    async fn put(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: &Precondition,
+        meta: &WriteMeta,
+    ) -> StoreResult<PutOutcome> {
+        let what = Operation("PUT", key);
+        self.exchange(wire::put(key, body, precondition, meta), &what, |r| wire::read_put(r, precondition, &what)).await
+    }
+
+    async fn delete(&self, key: &str) -> StoreResult<()> {
+        let what = Operation("DELETE", key);
+        self.exchange(wire::delete(key, None), &what, |r| wire::read_delete(r, &what).map(|_| ())).await
+    }
+
+    async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
+        let what = Operation("DELETE", key);
+        self.exchange(wire::delete(key, Some(etag)), &what, |r| wire::read_delete(r, &what)).await
+    }
+
+    fn conditional_delete(&self) -> bool {
+        true
+    }
+
+    /// Azure has no "start after" for listings: `start_after` is applied to the pages as they come
+    /// (by the objects layer), so a listing that starts late still reads from the prefix's start.
+    async fn list_page(&self, prefix: &str, _start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
+        let what = Operation("LIST", prefix);
+        self.exchange(wire::list(prefix, cursor), &what, |r| wire::read_list(r, &what)).await
+    }
+
+    fn server_time(&self) -> Option<Timestamp> {
+        self.http.server_time()
+    }
+}
