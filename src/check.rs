@@ -170,21 +170,26 @@ async fn run_checks(store: &dyn ObjectStore, space: &str) -> Result<Vec<Check>> 
     Ok(checks)
 }
 
-/// A conditional DELETE on a stale etag must leave the object; on the current one, delete it.
+/// A conditional DELETE on a stale etag (the version before the current one) must leave the
+/// object; on the current one, delete it.
 async fn conditional_delete(store: &dyn ObjectStore, key: &str) -> Result<(bool, String)> {
     if !store.conditional_delete() {
-        return Ok((false, "not supported by this store (prune re-reads right before deleting)".to_owned()));
+        return Ok((false, "not used with this store (prune re-reads right before deleting)".to_owned()));
     }
-    let Some(current) = store.get(key).await.map_err(storage)? else {
+    let Some(stale) = store.get(key).await.map_err(storage)? else {
         return Ok((false, "the object to test with is gone".to_owned()));
     };
-    let stale = "0123456789abcdef0123456789abcdef";
-    let deleted_stale = store.delete_if_match(key, stale).await.map_err(storage)?;
+    let PutOutcome::Written { etag: current } =
+        put(store, key, b"{\"check\":\"delete\"}", &Precondition::IfMatch(stale.etag.clone())).await?
+    else {
+        return Ok((false, "the object to test with changed".to_owned()));
+    };
+    let deleted_stale = store.delete_if_match(key, &stale.etag).await.map_err(storage)?;
     let still_there = store.get(key).await.map_err(storage)?.is_some();
     if deleted_stale || !still_there {
         return Ok((false, "ignored: a DELETE with a stale If-Match deleted the object".to_owned()));
     }
-    let deleted = store.delete_if_match(key, &current.etag).await.map_err(storage)?;
+    let deleted = store.delete_if_match(key, &current).await.map_err(storage)?;
     Ok((deleted, if deleted { "honoured".to_owned() } else { "refused on the current etag".to_owned() }))
 }
 

