@@ -59,7 +59,7 @@ export declare function initWasm(source?: string | URL | Response | BufferSource
 /** A store handle, made by the functions below. */
 export declare class Store {
   protected constructor();
-  readonly kind: "memory" | "s3" | "r2" | "counting" | "fault";
+  readonly kind: "memory" | "s3" | "azure" | "gcs" | "r2" | "counting" | "fault";
   /** Requests made so far, per operation (only for `countingStore`; others throw `InvalidArgument`). */
   requestCounts(): { get: number; put: number; delete: number; list: number; total: number };
   resetRequestCounts(): void;
@@ -87,6 +87,60 @@ export interface S3StoreOptions {
 
 /** An S3-API store over `fetch`, SigV4-signed. */
 export declare function s3Store(options: S3StoreOptions): Store;
+
+export interface AzureStoreOptions {
+  /** The storage account name (`devstoreaccount1` on Azurite). */
+  account: string;
+  container: string;
+  /** The account key (base64, as the portal shows it): Shared Key authorization. */
+  accountKey?: string;
+  /** Or a SAS token (with or without its leading `?`) granting read, write, delete and list. */
+  sasToken?: string;
+  /** Default `https://<account>.blob.core.windows.net`; Azurite: `http://127.0.0.1:10000/devstoreaccount1`. */
+  endpoint?: string;
+  /** Key prefix: key `k` is stored at `prefix/k`. */
+  prefix?: string;
+  /** Seconds per attempt (default 30). */
+  timeout?: number;
+}
+
+/** An Azure Blob Storage store over `fetch` (block blobs; `If-None-Match: *` / `If-Match`). */
+export declare function azureStore(options: AzureStoreOptions): Store;
+
+/** A service account's JSON key file, as Google hands it out (the fields gcsStore reads). */
+export interface GcsServiceAccountKey {
+  client_email: string;
+  /** PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`). */
+  private_key: string;
+  private_key_id?: string;
+  /** Default `https://oauth2.googleapis.com/token`. */
+  token_uri?: string;
+  [field: string]: unknown;
+}
+
+export interface GcsStoreOptions {
+  bucket: string;
+  /** A fixed OAuth access token. */
+  accessToken?: string;
+  /** Or a function giving one (or a Promise of one), asked before each request. */
+  getAccessToken?: () => string | Promise<string>;
+  /** Or a service account key (object or JSON text): tokens signed with WebCrypto, renewed before they expire. */
+  credentials?: GcsServiceAccountKey | string;
+  /** Default `https://storage.googleapis.com`; fake-gcs-server: `http://127.0.0.1:4443`. */
+  endpoint?: string;
+  /** Key prefix: key `k` is stored at `prefix/k`. */
+  prefix?: string;
+  /** Seconds per attempt (default 30). */
+  timeout?: number;
+  /**
+   * Whether the service honours `ifGenerationMatch` on DELETE: default true for `*.googleapis.com`,
+   * false for other endpoints (fake-gcs-server ignores it; deletes then re-read first, as on R2).
+   */
+  conditionalDelete?: boolean;
+}
+
+/** A Google Cloud Storage store over `fetch` (JSON API; the etag is the object generation). */
+export declare function gcsStore(options: GcsStoreOptions): Store;
 
 /** Minimal shape of a Workers R2 binding (`env.BUCKET`). */
 export interface R2BucketLike {

@@ -7,7 +7,7 @@ import { SIGNAL_ONLY, options } from "./options.js";
 import { CORE, Lazy, core, isReady, run } from "./binding.js";
 
 /** @typedef {import("./fencepost.js").Store} CoreStore */
-/** @typedef {"memory" | "s3" | "r2" | "counting" | "fault"} Kind */
+/** @typedef {"memory" | "s3" | "azure" | "gcs" | "r2" | "counting" | "fault"} Kind */
 
 /** A store handle: pass it to `new Fencepost(store)`. Made by the store functions below. */
 export class Store {
@@ -16,7 +16,7 @@ export class Store {
 
   /** @internal @param {Kind} kind @param {() => CoreStore} make @param {object} [shown] what inspection shows */
   constructor(kind, make, shown) {
-    if (make === undefined) throw new InvalidArgument("a Store is made by memoryStore(), s3Store(), r2Store() or countingStore()");
+    if (make === undefined) throw new InvalidArgument("a Store is made by memoryStore(), s3Store(), azureStore(), gcsStore(), r2Store() or countingStore()");
     this.kind = kind;
     if (shown) Object.assign(this, shown);
     this.#core = new Lazy(make);
@@ -74,6 +74,85 @@ export function s3Store(/** @type {any} */ settings) {
   const given = { ...o };
   const { endpoint, bucket, region, prefix } = given;
   return new Store("s3", () => core.s3Store(given), shown({ endpoint, bucket, region, prefix }));
+}
+
+const AZURE_OPTIONS = /** @type {const} */ ({
+  account: "string", container: "string", accountKey: "string", sasToken: "string", endpoint: "string",
+  prefix: "string", timeout: "number",
+});
+
+/** An Azure Blob Storage store over `fetch`: a container, Shared Key (the account key) or a SAS token. */
+export function azureStore(/** @type {any} */ settings) {
+  if (settings === undefined || settings === null) {
+    throw new InvalidArgument("azureStore needs an options object {account, container, accountKey | sasToken, ...}");
+  }
+  const given = { ...options(settings, AZURE_OPTIONS, "azureStore options") };
+  const { account, container, endpoint, prefix } = given;
+  return new Store("azure", () => core.azureStore(given), shown({ account, container, endpoint, prefix }));
+}
+
+const GCS_OPTIONS = /** @type {const} */ ({
+  bucket: "string", accessToken: "string", getAccessToken: "function", credentials: "any", endpoint: "string",
+  prefix: "string", timeout: "number", conditionalDelete: "boolean",
+});
+
+/**
+ * A Google Cloud Storage store over `fetch` (the JSON API). Authorized by an OAuth `accessToken`, a
+ * `getAccessToken()` function returning one (or a Promise of one), or a service account's JSON key
+ * (`credentials`, an object or its text): its tokens are signed with this runtime's WebCrypto and
+ * renewed by the core before they expire.
+ */
+export function gcsStore(/** @type {any} */ settings) {
+  if (settings === undefined || settings === null) {
+    throw new InvalidArgument("gcsStore needs an options object {bucket, accessToken | getAccessToken | credentials, ...}");
+  }
+  const { credentials, ...rest } = options(settings, GCS_OPTIONS, "gcsStore options");
+  const given = { ...rest, serviceAccount: credentials == null ? undefined : serviceAccount(credentials) };
+  const { bucket, endpoint, prefix } = given;
+  return new Store("gcs", () => core.gcsStore(given), shown({ bucket, endpoint, prefix }));
+}
+
+/**
+ * A service account key file (object or JSON text) as the core takes it: who it is, where its
+ * tokens come from, and `sign`, RS256 with its private key through WebCrypto (imported on first use).
+ * @param {unknown} credentials
+ */
+function serviceAccount(credentials) {
+  /** @type {any} */
+  let key = credentials;
+  if (typeof key === "string") {
+    try {
+      key = JSON.parse(key);
+    } catch {
+      throw new InvalidArgument("gcsStore options.credentials must be a service account key (its JSON object or text)");
+    }
+  }
+  const fields = ["client_email", "private_key"];
+  if (typeof key !== "object" || key === null || fields.some((f) => typeof key[f] !== "string")) {
+    throw new InvalidArgument("gcsStore options.credentials needs client_email and private_key (a service account key)");
+  }
+  const pem = /** @type {string} */ (key.private_key);
+  /** @type {Promise<CryptoKey> | undefined} */
+  let imported;
+  const signingKey = () =>
+    (imported ??= crypto.subtle.importKey("pkcs8", pemBytes(pem), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false,
+      ["sign"]));
+  return {
+    clientEmail: key.client_email,
+    tokenUri: typeof key.token_uri === "string" ? key.token_uri : "https://oauth2.googleapis.com/token",
+    privateKeyId: typeof key.private_key_id === "string" ? key.private_key_id : undefined,
+    /** @param {Uint8Array<ArrayBuffer>} message */
+    sign: async (message) => crypto.subtle.sign("RSASSA-PKCS1-v1_5", await signingKey(), message),
+  };
+}
+
+/** The DER bytes of a PEM block (`-----BEGIN PRIVATE KEY-----` … base64 … `-----END …`). @param {string} pem */
+function pemBytes(pem) {
+  const base64 = pem.replace(/-----(BEGIN|END)[^-]*-----/g, "").replace(/\s+/g, "");
+  const text = atob(base64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
 }
 
 /** A store on a Workers R2 binding (`env.BUCKET`), with an optional key prefix. @param {any} bucket @param {any} [settings] */

@@ -269,6 +269,16 @@ pub(crate) enum Request<'a> {
 }
 
 impl Request<'_> {
+    /// How error messages name the request (`GET "key"`).
+    pub(crate) fn verb(&self) -> &'static str {
+        match self {
+            Request::Get(_) => "GET",
+            Request::Put { .. } => "PUT",
+            Request::Delete(_) | Request::DeleteIfMatch { .. } => "DELETE",
+            Request::List { .. } => "LIST",
+        }
+    }
+
     pub(crate) fn op(&self) -> Op {
         match self {
             Request::Get(_) => Op::Get,

@@ -5,15 +5,18 @@
 use crate::base::error::quoted;
 use std::rc::Rc;
 
+use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use super::errors::to_js;
 use crate::base::error::{Error, Result};
 use crate::host::clock::SystemClock;
+use crate::store::azure::{AzureConfig, AzureStore};
 use crate::store::fault::{FaultStore, Injected, Rule};
+use crate::store::gcs::{AccessToken, GcsConfig, GcsStore, Rs256Signer, ServiceAccount, TokenSource};
 use crate::store::r2::R2Store;
 use crate::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
-use crate::store::{CountingStore, MemoryStore, ObjectStore, Op, PrefixStore, RequestCounts};
+use crate::store::{CountingStore, FailureKind, MemoryStore, ObjectStore, Op, PrefixStore, RequestCounts, StoreError};
 use crate::time::{Clock, ManualClock, Timestamp};
 
 #[wasm_bindgen]
@@ -208,6 +211,163 @@ pub fn s3_store(settings: &S3Settings) -> std::result::Result<Store, JsValue> {
         Ok(Store::new(Rc::new(PrefixStore::new(Rc::new(store), &settings.string("prefix").unwrap_or_default())?)))
     };
     build().map_err(to_js)
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const CLOUD_SETTINGS: &str = r#"
+/** `azureStore`'s options as the JS layer checked them; null or undefined: not given. */
+export interface AzureSettings {
+  account: string | null | undefined;
+  container: string | null | undefined;
+  accountKey: string | null | undefined;
+  sasToken: string | null | undefined;
+  endpoint: string | null | undefined;
+  prefix: string | null | undefined;
+  timeout: number | null | undefined;
+}
+/** `gcsStore`'s options as the JS layer made them: `credentials` became `serviceAccount`, whose
+ * `sign` is the runtime's WebCrypto RS256 with the account's key. */
+export interface GcsSettings {
+  bucket: string | null | undefined;
+  accessToken: string | null | undefined;
+  getAccessToken: Function | null | undefined;
+  serviceAccount: {clientEmail: string, tokenUri: string, privateKeyId?: string,
+    sign: (message: Uint8Array<ArrayBuffer>) => Promise<ArrayBuffer>} | null | undefined;
+  endpoint: string | null | undefined;
+  prefix: string | null | undefined;
+  timeout: number | null | undefined;
+  conditionalDelete: boolean | null | undefined;
+}"#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `azureStore`'s options object (read by name here).
+    #[wasm_bindgen(typescript_type = "AzureSettings")]
+    pub type AzureSettings;
+    /// `gcsStore`'s options object (read by name here).
+    #[wasm_bindgen(typescript_type = "GcsSettings")]
+    pub type GcsSettings;
+}
+
+/// `object[name]`, undefined when absent.
+fn field(object: &JsValue, name: &str) -> JsValue {
+    js_sys::Reflect::get(object, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A store with the options' `prefix` around it.
+fn prefixed(store: Rc<dyn ObjectStore>, settings: &JsValue) -> Result<Store> {
+    let prefix = field(settings, "prefix").as_string().unwrap_or_default();
+    Ok(Store::new(Rc::new(PrefixStore::new(store, &prefix)?)))
+}
+
+#[wasm_bindgen(js_name = azureStore)]
+pub fn azure_store(settings: &AzureSettings) -> std::result::Result<Store, JsValue> {
+    let build = || -> Result<Store> {
+        let string = |name: &str| field(settings, name).as_string();
+        let required =
+            |name: &str| string(name).ok_or_else(|| Error::invalid(format!("azureStore options.{name} is required")));
+        let mut config = AzureConfig::builder(&required("account")?, &required("container")?);
+        if let Some(endpoint) = string("endpoint") {
+            config = config.endpoint(endpoint);
+        }
+        if let Some(key) = string("accountKey") {
+            config = config.account_key(key);
+        }
+        if let Some(sas) = string("sasToken") {
+            config = config.sas_token(sas);
+        }
+        if let Some(timeout) = field(settings, "timeout").as_f64() {
+            config = config.timeout(timeout);
+        }
+        let store = AzureStore::new(config.build()?, Rc::new(FetchTransport::new()), Rc::new(SystemClock));
+        prefixed(Rc::new(store), settings)
+    };
+    build().map_err(to_js)
+}
+
+#[wasm_bindgen(js_name = gcsStore)]
+pub fn gcs_store(settings: &GcsSettings) -> std::result::Result<Store, JsValue> {
+    let build = || -> Result<Store> {
+        let string = |name: &str| field(settings, name).as_string();
+        let bucket = string("bucket").ok_or_else(|| Error::invalid("gcsStore options.bucket is required"))?;
+        let mut config = GcsConfig::builder(&bucket);
+        if let Some(endpoint) = string("endpoint") {
+            config = config.endpoint(endpoint);
+        }
+        let get_token = field(settings, "getAccessToken").dyn_into::<js_sys::Function>().ok();
+        let account = field(settings, "serviceAccount");
+        let given =
+            [string("accessToken").is_some(), get_token.is_some(), !account.is_undefined() && !account.is_null()];
+        if given.iter().filter(|g| **g).count() > 1 {
+            return Err(Error::invalid("give gcsStore one of accessToken, getAccessToken and credentials"));
+        }
+        if let Some(token) = string("accessToken") {
+            config = config.access_token(token);
+        }
+        if let Some(function) = get_token {
+            config = config.token_source(Rc::new(JsTokenSource(function)));
+        }
+        if given[2] {
+            let text = |name: &str| field(&account, name).as_string();
+            let sign = field(&account, "sign")
+                .dyn_into::<js_sys::Function>()
+                .map_err(|_| Error::invalid("gcsStore credentials could not be turned into a signer"))?;
+            config = config.service_account(ServiceAccount {
+                client_email: text("clientEmail").unwrap_or_default(),
+                token_uri: text("tokenUri").unwrap_or_default(),
+                private_key_id: text("privateKeyId"),
+                signer: Rc::new(JsSigner(sign)),
+            });
+        }
+        if let Some(timeout) = field(settings, "timeout").as_f64() {
+            config = config.timeout(timeout);
+        }
+        if let Some(honoured) = field(settings, "conditionalDelete").as_bool() {
+            config = config.conditional_delete(honoured);
+        }
+        let store = GcsStore::new(config.build()?, Rc::new(FetchTransport::new()), Rc::new(SystemClock));
+        prefixed(Rc::new(store), settings)
+    };
+    build().map_err(to_js)
+}
+
+/// The text of what a JS callback threw or rejected with.
+fn thrown_text(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "failed".into())
+}
+
+/// `getAccessToken()`: a string, or a Promise of one, asked before each request.
+struct JsTokenSource(js_sys::Function);
+
+#[async_trait::async_trait(?Send)]
+impl TokenSource for JsTokenSource {
+    async fn token(&self) -> crate::store::StoreResult<AccessToken> {
+        let failed = |why: String| {
+            StoreError::new(FailureKind::Fatal, Some("TokenFailed"), None, format!("getAccessToken: {why}"))
+        };
+        let value = self.0.call0(&JsValue::UNDEFINED).map_err(|e| failed(thrown_text(&e)))?;
+        let value = crate::host::promise::settled(&value).await.map_err(|e| failed(thrown_text(&e)))?;
+        match value.as_string().filter(|t| !t.is_empty()) {
+            Some(token) => Ok(AccessToken { token, expires_at: None }),
+            None => Err(failed("did not give a token string".into())),
+        }
+    }
+}
+
+/// The JS layer's WebCrypto RS256 signer of a service account's key.
+struct JsSigner(js_sys::Function);
+
+#[async_trait::async_trait(?Send)]
+impl Rs256Signer for JsSigner {
+    async fn sign(&self, message: &[u8]) -> std::result::Result<Vec<u8>, String> {
+        let bytes = js_sys::Uint8Array::from(message);
+        let value = self.0.call1(&JsValue::UNDEFINED, &bytes).map_err(|e| thrown_text(&e))?;
+        let value = crate::host::promise::settled(&value).await.map_err(|e| thrown_text(&e))?;
+        Ok(js_sys::Uint8Array::new(&value).to_vec())
+    }
 }
 
 #[wasm_bindgen(js_name = r2Store)]

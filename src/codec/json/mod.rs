@@ -120,6 +120,14 @@ fn write_number(out: &mut String, n: &serde_json::Number) {
     }
 }
 
+/// `s` as a JSON string literal, escaped as canonical JSON escapes it (request bodies written by
+/// hand rather than built as a `Value`).
+pub(crate) fn string_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    write_string(&mut out, s);
+    out
+}
+
 fn write_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {

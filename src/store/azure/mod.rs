@@ -18,7 +18,7 @@ use std::rc::Rc;
 use async_trait::async_trait;
 
 use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpRequest, HttpResponse, HttpTransport, Operation};
-use super::{ListPage, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+use super::{ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreResult, StoredObject, WriteMeta};
 use crate::base::error::{Error, Result, quoted};
 use crate::time::{Clock, Timestamp};
 
@@ -207,21 +207,17 @@ impl AzureStore {
         &self.config
     }
 
-    /// Authorize `request`, send it, read the answer with `read`; no secret (key, SAS token, the
-    /// signature) ever appears in an error.
-    async fn exchange<T>(
-        &self,
-        mut request: wire::Request<'_>,
-        what: &dyn fmt::Display,
-        read: impl FnOnce(HttpResponse) -> StoreResult<T>,
-    ) -> StoreResult<T> {
-        let now = self.http.now()?;
-        let (http, signature) = self.authorize(&mut request, now);
+    /// Every operation's one request: built, authorized, sent, its answer read (each step written
+    /// once for all operations). No secret (key, SAS token, the signature) appears in an error.
+    async fn call(&self, request: Request<'_>) -> StoreResult<Reply> {
+        let what = Operation(request.verb(), request.key());
+        let mut blob_request = wire::request(&request);
+        let (http, signature) = self.authorize(&mut blob_request, self.http.now()?);
         let secrets = [self.config.secret.as_str(), signature.as_str()];
-        self.http.exchange(http, what, &secrets, read).await
+        self.http.exchange(http, &what, &secrets, |r: HttpResponse| wire::read(r, &request, &what)).await
     }
 
-    fn authorize(&self, request: &mut wire::Request<'_>, now: Timestamp) -> (HttpRequest, String) {
+    fn authorize(&self, request: &mut wire::BlobRequest<'_>, now: Timestamp) -> (HttpRequest, String) {
         request.headers.push(("x-ms-date".to_owned(), now.to_http_date()));
         request.headers.push(("x-ms-version".to_owned(), wire::API_VERSION.to_owned()));
         let config = &self.config;
@@ -254,8 +250,7 @@ impl fmt::Debug for AzureStore {
 #[async_trait(?Send)]
 impl ObjectStore for AzureStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        let what = Operation("GET", key);
-        self.exchange(wire::get(key), &what, |r| wire::read_get(r, &what)).await
+        self.call(Request::Get(key)).await.map(Reply::into_object)
     }
 
     async fn put(
@@ -265,18 +260,15 @@ impl ObjectStore for AzureStore {
         precondition: &Precondition,
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
-        let what = Operation("PUT", key);
-        self.exchange(wire::put(key, body, precondition, meta), &what, |r| wire::read_put(r, precondition, &what)).await
+        self.call(Request::Put { key, body, precondition, meta }).await.map(Reply::into_put)
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        let what = Operation("DELETE", key);
-        self.exchange(wire::delete(key, None), &what, |r| wire::read_delete(r, &what).map(|_| ())).await
+        self.call(Request::Delete(key)).await.map(|_| ())
     }
 
     async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
-        let what = Operation("DELETE", key);
-        self.exchange(wire::delete(key, Some(etag)), &what, |r| wire::read_delete(r, &what)).await
+        self.call(Request::DeleteIfMatch { key, etag }).await.map(Reply::into_deleted)
     }
 
     fn conditional_delete(&self) -> bool {
@@ -285,9 +277,8 @@ impl ObjectStore for AzureStore {
 
     /// Azure has no "start after" for listings: `start_after` is applied to the pages as they come
     /// (by the objects layer), so a listing that starts late still reads from the prefix's start.
-    async fn list_page(&self, prefix: &str, _start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
-        let what = Operation("LIST", prefix);
-        self.exchange(wire::list(prefix, cursor), &what, |r| wire::read_list(r, &what)).await
+    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
+        self.call(Request::List { prefix, start_after, cursor }).await.map(Reply::into_page)
     }
 
     fn server_time(&self) -> Option<Timestamp> {

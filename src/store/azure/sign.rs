@@ -57,7 +57,7 @@ pub(crate) fn string_to_sign(request: &ToSign<'_>) -> String {
         out.push('\n');
     }
     let mut ms: Vec<&(String, String)> = request.headers.iter().filter(|(n, _)| n.starts_with("x-ms-")).collect();
-    ms.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::base::sort::sort(&mut ms);
     for (name, value) in ms {
         out.push_str(name);
         out.push(':');
@@ -68,7 +68,7 @@ pub(crate) fn string_to_sign(request: &ToSign<'_>) -> String {
     out.push_str(request.account);
     out.push_str(request.path);
     let mut query: Vec<(String, &str)> = request.query.iter().map(|(n, v)| (n.to_ascii_lowercase(), *v)).collect();
-    query.sort();
+    crate::base::sort::sort(&mut query);
     let mut last: Option<String> = None;
     for (name, value) in query {
         // Repeated parameters are one line, their values joined by commas (sorted above).

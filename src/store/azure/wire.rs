@@ -5,8 +5,8 @@ use crate::store::http::encode::{canonical_query, encode_path};
 use crate::store::http::xml::{Element, parse_document};
 use crate::store::http::{self, Endpoint, HttpRequest, HttpResponse};
 use crate::store::{
-    FailureKind, ListPage, Listed, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta,
-    normalize_etag,
+    FailureKind, ListPage, Listed, Precondition, PutOutcome, Reply, Request as StoreRequest, StoreError, StoreResult,
+    StoredObject, WriteMeta, normalize_etag,
 };
 use crate::time::Timestamp;
 
@@ -21,7 +21,7 @@ const PAGE_SIZE: &str = "1000";
 
 /// A request before it is dated and authorized: the store adds `x-ms-date`, `x-ms-version` and
 /// the `Authorization` header (or the SAS token), which the signature covers.
-pub(crate) struct Request<'a> {
+pub(crate) struct BlobRequest<'a> {
     pub method: &'static str,
     /// The blob (`None`: the container itself, for a listing).
     pub blob: Option<&'a str>,
@@ -32,9 +32,9 @@ pub(crate) struct Request<'a> {
     pub body: Vec<u8>,
 }
 
-impl<'a> Request<'a> {
+impl<'a> BlobRequest<'a> {
     fn new(method: &'static str, blob: Option<&'a str>) -> Self {
-        Request { method, blob, query: Vec::new(), headers: Vec::new(), body: Vec::new() }
+        BlobRequest { method, blob, query: Vec::new(), headers: Vec::new(), body: Vec::new() }
     }
 
     fn header(mut self, name: &str, value: String) -> Self {
@@ -69,20 +69,46 @@ impl<'a> Request<'a> {
     }
 }
 
+/// The Blob API request for a store request.
+pub(crate) fn request<'a>(request: &StoreRequest<'a>) -> BlobRequest<'a> {
+    match *request {
+        StoreRequest::Get(key) => get(key),
+        StoreRequest::Put { key, body, precondition, meta } => put(key, body, precondition, meta),
+        StoreRequest::Delete(key) => delete(key, None),
+        StoreRequest::DeleteIfMatch { key, etag } => delete(key, Some(etag)),
+        StoreRequest::List { prefix, cursor, .. } => list(prefix, cursor),
+    }
+}
+
+/// The answer to `request`, read by the reader of its operation.
+pub(crate) fn read(
+    response: HttpResponse,
+    request: &StoreRequest<'_>,
+    what: &dyn std::fmt::Display,
+) -> StoreResult<Reply> {
+    Ok(match *request {
+        StoreRequest::Get(_) => Reply::Object(read_get(response, what)?),
+        StoreRequest::Put { precondition, .. } => Reply::Put(read_put(response, precondition, what)?),
+        StoreRequest::Delete(_) => Reply::Deleted(read_delete(response, what).map(|_| true)?),
+        StoreRequest::DeleteIfMatch { .. } => Reply::Deleted(read_delete(response, what)?),
+        StoreRequest::List { .. } => Reply::Page(read_list(response, what)?),
+    })
+}
+
 /// The quoted form Azure compares (an etag may be handed in bare or quoted).
 fn quoted_etag(etag: &str) -> String {
     format!("\"{}\"", normalize_etag(etag))
 }
 
 /// Get Blob. `no-cache`: a stale copy from an HTTP cache on the path would break linearizability.
-pub(crate) fn get(key: &str) -> Request<'_> {
-    Request::new("GET", Some(key)).header("cache-control", "no-cache".to_owned())
+pub(crate) fn get(key: &str) -> BlobRequest<'_> {
+    BlobRequest::new("GET", Some(key)).header("cache-control", "no-cache".to_owned())
 }
 
 /// Put Blob (a block blob in one request), the precondition as `If-None-Match: *` or
 /// `If-Match: "etag"`, the write provenance as metadata.
-pub(crate) fn put<'a>(key: &'a str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> Request<'a> {
-    let mut request = Request::new("PUT", Some(key))
+pub(crate) fn put<'a>(key: &'a str, body: &[u8], precondition: &Precondition, meta: &WriteMeta) -> BlobRequest<'a> {
+    let mut request = BlobRequest::new("PUT", Some(key))
         .header("content-type", "application/json".to_owned())
         .header("x-ms-blob-type", "BlockBlob".to_owned());
     match precondition {
@@ -98,8 +124,8 @@ pub(crate) fn put<'a>(key: &'a str, body: &[u8], precondition: &Precondition, me
 }
 
 /// Delete Blob, only while its etag is `etag` when one is given.
-pub(crate) fn delete<'a>(key: &'a str, etag: Option<&str>) -> Request<'a> {
-    let request = Request::new("DELETE", Some(key));
+pub(crate) fn delete<'a>(key: &'a str, etag: Option<&str>) -> BlobRequest<'a> {
+    let request = BlobRequest::new("DELETE", Some(key));
     match etag {
         Some(etag) => request.header("if-match", quoted_etag(etag)),
         None => request,
@@ -107,8 +133,8 @@ pub(crate) fn delete<'a>(key: &'a str, etag: Option<&str>) -> Request<'a> {
 }
 
 /// List Blobs: one page of the container's blobs under `prefix`, from `marker`.
-pub(crate) fn list<'a>(prefix: &'a str, marker: Option<&'a str>) -> Request<'a> {
-    let mut request = Request::new("GET", None);
+pub(crate) fn list<'a>(prefix: &'a str, marker: Option<&'a str>) -> BlobRequest<'a> {
+    let mut request = BlobRequest::new("GET", None);
     request.query = vec![("restype", "container"), ("comp", "list"), ("prefix", prefix), ("maxresults", PAGE_SIZE)];
     request.query.extend(marker.map(|m| ("marker", m)));
     request

@@ -9,9 +9,10 @@ use std::fmt;
 use std::rc::Rc;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::codec::encoding::base64url;
+use crate::codec::json::string_literal as literal;
 use crate::store::http::{self, HttpRequest, HttpResponse};
 use crate::store::{FailureKind, StoreError, StoreResult};
 use crate::time::Timestamp;
@@ -102,22 +103,16 @@ impl Auth {
 pub(crate) async fn token_request(account: &ServiceAccount, now: Timestamp) -> StoreResult<HttpRequest> {
     // Whole seconds: Google reads NumericDates as integers.
     let iat = (now.as_millis_f64() / 1000.0).floor() as i64;
-    let mut header = json!({ "alg": "RS256", "typ": "JWT" });
-    if let (Some(kid), Some(h)) = (&account.private_key_id, header.as_object_mut()) {
-        h.insert("kid".into(), Value::String(kid.clone()));
-    }
-    let claims = json!({
-        "iss": account.client_email,
-        "scope": SCOPE,
-        "aud": account.token_uri,
-        "iat": iat,
-        "exp": iat + LIFETIME_SECS as i64,
-    });
-    let signing_input = format!(
-        "{}.{}",
-        base64url(&crate::codec::json::to_canonical(&header)),
-        base64url(&crate::codec::json::to_canonical(&claims))
+    // Written out rather than built as a `Value` (keys in canonical order).
+    let kid = account.private_key_id.as_deref().map_or(String::new(), |k| format!(r#""kid":{},"#, literal(k)));
+    let header = format!(r#"{{"alg":"RS256",{kid}"typ":"JWT"}}"#);
+    let claims = format!(
+        r#"{{"aud":{},"exp":{},"iat":{iat},"iss":{},"scope":"{SCOPE}"}}"#,
+        literal(&account.token_uri),
+        iat + LIFETIME_SECS as i64,
+        literal(&account.client_email),
     );
+    let signing_input = format!("{}.{}", base64url(header.as_bytes()), base64url(claims.as_bytes()));
     let signature = account.signer.sign(signing_input.as_bytes()).await.map_err(|e| {
         StoreError::new(FailureKind::Fatal, Some("SigningFailed"), None, format!("service account key: {e}"))
     })?;

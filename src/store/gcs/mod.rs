@@ -24,8 +24,8 @@ pub use auth::{AccessToken, Rs256Signer, ServiceAccount, TokenSource};
 #[cfg_attr(docsrs, doc(cfg(feature = "gcs-service-account")))]
 pub use rsa_signer::RsaSigner;
 
-use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpRequest, HttpResponse, HttpTransport, Operation};
-use super::{ListPage, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpResponse, HttpTransport, Operation};
+use super::{ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreResult, StoredObject, WriteMeta};
 use crate::base::error::{Error, Result, quoted};
 use crate::time::{Clock, Timestamp};
 use auth::Auth;
@@ -207,23 +207,18 @@ impl GcsStore {
         &self.config
     }
 
-    fn target(&self) -> wire::Target<'_> {
-        wire::Target { endpoint: &self.config.parsed, bucket: &self.config.bucket }
-    }
-
-    /// Authorize `request`, send it, read the answer with `read`; no token ever appears in an error.
-    async fn exchange<T>(
-        &self,
-        mut request: HttpRequest,
-        what: &dyn fmt::Display,
-        read: impl FnOnce(HttpResponse) -> StoreResult<T>,
-    ) -> StoreResult<T> {
+    /// Every operation's one request: built, authorized, sent, its answer read (each step written
+    /// once for all operations). No token ever appears in an error.
+    async fn call(&self, request: Request<'_>) -> StoreResult<Reply> {
+        let what = Operation(request.verb(), request.key());
+        let target = wire::Target { endpoint: &self.config.parsed, bucket: &self.config.bucket };
+        let mut http = target.for_request(&request);
         let token = self.access_token().await?;
         if let Some(token) = &token {
-            request.headers.push(("authorization".to_owned(), format!("Bearer {token}")));
+            http.headers.push(("authorization".to_owned(), format!("Bearer {token}")));
         }
         let secrets: Vec<&str> = token.as_deref().into_iter().collect();
-        self.http.exchange(request, what, &secrets, read).await
+        self.http.exchange(http, &what, &secrets, |r: HttpResponse| wire::read(r, &request, &what)).await
     }
 
     /// The token for the next request (`None`: anonymous); a service account's from the cache, or
@@ -257,8 +252,7 @@ impl fmt::Debug for GcsStore {
 #[async_trait(?Send)]
 impl ObjectStore for GcsStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        let what = Operation("GET", key);
-        self.exchange(self.target().get(key), &what, |r| wire::read_get(r, &what)).await
+        self.call(Request::Get(key)).await.map(Reply::into_object)
     }
 
     async fn put(
@@ -268,34 +262,28 @@ impl ObjectStore for GcsStore {
         precondition: &Precondition,
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
-        let what = Operation("PUT", key);
-        let request = self.target().put(key, body, precondition, meta);
-        self.exchange(request, &what, |r| wire::read_put(r, precondition, &what)).await
+        self.call(Request::Put { key, body, precondition, meta }).await.map(Reply::into_put)
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        let what = Operation("DELETE", key);
-        self.exchange(self.target().delete(key, None), &what, |r| wire::read_delete(r, &what).map(|_| ())).await
+        self.call(Request::Delete(key)).await.map(|_| ())
     }
 
     async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
-        let what = Operation("DELETE", key);
-        let generation = crate::store::normalize_etag(etag);
-        if !wire::is_generation(&generation) {
+        if !wire::is_generation(&crate::store::normalize_etag(etag)) {
             // Not a version this store handed out (an S3 ETag, a typo): it cannot match.
             return Ok(false);
         }
-        self.exchange(self.target().delete(key, Some(&generation)), &what, |r| wire::read_delete(r, &what)).await
+        self.call(Request::DeleteIfMatch { key, etag }).await.map(Reply::into_deleted)
     }
 
     fn conditional_delete(&self) -> bool {
         self.config.conditional_delete
     }
 
+    /// `startOffset` is inclusive; the objects layer drops the key `start_after` itself.
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
-        let what = Operation("LIST", prefix);
-        // startOffset is inclusive; the objects layer drops the key `start_after` itself.
-        self.exchange(self.target().list(prefix, start_after, cursor), &what, |r| wire::read_list(r, &what)).await
+        self.call(Request::List { prefix, start_after, cursor }).await.map(Reply::into_page)
     }
 
     fn server_time(&self) -> Option<Timestamp> {

@@ -8,10 +8,12 @@
 
 use serde_json::Value;
 
+use crate::codec::json::string_literal as literal;
 use crate::store::http::encode::{canonical_query, encode_query_component};
 use crate::store::http::{self, Endpoint, HttpRequest, HttpResponse};
 use crate::store::{
-    FailureKind, ListPage, Listed, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta,
+    FailureKind, ListPage, Listed, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult, StoredObject,
+    WriteMeta,
 };
 use crate::time::Timestamp;
 
@@ -36,13 +38,24 @@ impl Target<'_> {
         format!("{}://{}{}/{api}/b/{}/o{object}{separator}{query}", e.scheme, e.authority(), e.path, self.bucket)
     }
 
-    fn request(&self, method: &'static str, url: String) -> HttpRequest {
+    fn http(&self, method: &'static str, url: String) -> HttpRequest {
         HttpRequest { method, url, headers: Vec::new(), body: Vec::new() }
+    }
+
+    /// The JSON API request for a store request.
+    pub(crate) fn for_request(&self, request: &Request<'_>) -> HttpRequest {
+        match *request {
+            Request::Get(key) => self.get(key),
+            Request::Put { key, body, precondition, meta } => self.put(key, body, precondition, meta),
+            Request::Delete(key) => self.delete(key, None),
+            Request::DeleteIfMatch { key, etag } => self.delete(key, Some(&crate::store::normalize_etag(etag))),
+            Request::List { prefix, start_after, cursor } => self.list(prefix, start_after, cursor),
+        }
     }
 
     /// objects.get with `alt=media`: the body, with the generation and metadata as headers.
     pub(crate) fn get(&self, key: &str) -> HttpRequest {
-        let mut request = self.request("GET", self.url("storage/v1", Some(key), &[("alt", "media")]));
+        let mut request = self.http("GET", self.url("storage/v1", Some(key), &[("alt", "media")]));
         // A stale copy from an HTTP cache on the path would break linearizability.
         request.headers.push(("cache-control".to_owned(), "no-cache".to_owned()));
         request
@@ -53,16 +66,23 @@ impl Target<'_> {
         let generation = generation_condition(precondition);
         let mut query = vec![("uploadType", "multipart")];
         query.extend(generation.as_deref().map(|g| ("ifGenerationMatch", g)));
-        let mut request = self.request("POST", self.url("upload/storage/v1", None, &query));
-        let metadata: serde_json::Map<String, Value> =
-            meta.entries().into_iter().map(|(name, value)| (name.to_owned(), Value::String(value))).collect();
-        let resource = serde_json::json!({ "name": key, "contentType": "application/json", "metadata": metadata });
+        let mut request = self.http("POST", self.url("upload/storage/v1", None, &query));
+        // The object resource, written out (its keys in order, as canonical JSON has them).
+        let mut entries = meta.entries();
+        crate::base::sort::sort(&mut entries);
+        let metadata: Vec<String> =
+            entries.iter().map(|(name, value)| format!("{}:{}", literal(name), literal(value))).collect();
+        let resource = format!(
+            r#"{{"contentType":"application/json","metadata":{{{}}},"name":{}}}"#,
+            metadata.join(","),
+            literal(key)
+        );
         let boundary = boundary(body, meta);
         let mut multipart = Vec::with_capacity(body.len() + 512);
         multipart.extend_from_slice(
             format!("--{boundary}\r\ncontent-type: application/json; charset=UTF-8\r\n\r\n").as_bytes(),
         );
-        multipart.extend_from_slice(&crate::codec::json::to_canonical(&resource));
+        multipart.extend_from_slice(resource.as_bytes());
         multipart.extend_from_slice(format!("\r\n--{boundary}\r\ncontent-type: application/json\r\n\r\n").as_bytes());
         multipart.extend_from_slice(body);
         multipart.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
@@ -74,7 +94,7 @@ impl Target<'_> {
     /// objects.delete, only while the generation is `etag` when one is given.
     pub(crate) fn delete(&self, key: &str, etag: Option<&str>) -> HttpRequest {
         let query: Vec<(&str, &str)> = etag.map(|g| ("ifGenerationMatch", g)).into_iter().collect();
-        self.request("DELETE", self.url("storage/v1", Some(key), &query))
+        self.http("DELETE", self.url("storage/v1", Some(key), &query))
     }
 
     /// objects.list: one page under `prefix`, from `start_offset` (inclusive) or `page_token`.
@@ -84,7 +104,7 @@ impl Target<'_> {
             Some(token) => query.push(("pageToken", token)),
             None => query.extend(start_offset.map(|s| ("startOffset", s))),
         }
-        self.request("GET", self.url("storage/v1", None, &query))
+        self.http("GET", self.url("storage/v1", None, &query))
     }
 }
 
@@ -105,6 +125,17 @@ fn boundary(body: &[u8], meta: &WriteMeta) -> String {
         boundary.push('_');
     }
     boundary
+}
+
+/// The answer to `request`, read by the reader of its operation.
+pub(crate) fn read(response: HttpResponse, request: &Request<'_>, what: &dyn std::fmt::Display) -> StoreResult<Reply> {
+    Ok(match *request {
+        Request::Get(_) => Reply::Object(read_get(response, what)?),
+        Request::Put { precondition, .. } => Reply::Put(read_put(response, precondition, what)?),
+        Request::Delete(_) => Reply::Deleted(read_delete(response, what).map(|_| true)?),
+        Request::DeleteIfMatch { .. } => Reply::Deleted(read_delete(response, what)?),
+        Request::List { .. } => Reply::Page(read_list(response, what)?),
+    })
 }
 
 pub(crate) fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<Option<StoredObject>> {
@@ -227,7 +258,8 @@ fn error_body(response: &HttpResponse) -> (Option<String>, Option<String>) {
 /// A 404 about the bucket is a configuration error, never "the object is absent".
 fn is_missing_bucket(response: &HttpResponse) -> bool {
     let message = error_body(response).1.unwrap_or_default();
-    message.contains("bucket") && (message.contains("does not exist") || message.contains("not found"))
+    let has = |part: &str| crate::base::text::find(&message, part).is_some();
+    has("bucket") && (has("does not exist") || has("not found"))
 }
 
 pub(crate) fn failure(response: &HttpResponse, what: &dyn std::fmt::Display) -> StoreError {

@@ -22,7 +22,7 @@ use std::rc::Rc;
 use async_trait::async_trait;
 
 use super::http::{Endpoint, HttpClient, Operation, validate_timeout};
-use super::{ListPage, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+use super::{ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreResult, StoredObject, WriteMeta};
 use crate::base::error::{Error, Result};
 use crate::time::{Clock, Timestamp};
 
@@ -331,9 +331,7 @@ impl fmt::Debug for S3Store {
 #[async_trait(?Send)]
 impl ObjectStore for S3Store {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        let what = Operation("GET", key);
-        let request = self.config.get_object_request(key, self.signing_time()?);
-        self.exchange(request, &what, |r| response::read_get(r, &what)).await
+        self.call(Request::Get(key)).await.map(Reply::into_object)
     }
 
     async fn put(
@@ -343,21 +341,15 @@ impl ObjectStore for S3Store {
         precondition: &Precondition,
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
-        let what = Operation("PUT", key);
-        let request = self.config.put_object_request(key, body, precondition, meta, self.signing_time()?)?;
-        self.exchange(request, &what, |r| response::read_put(r, precondition, &what)).await
+        self.call(Request::Put { key, body, precondition, meta }).await.map(Reply::into_put)
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        let what = Operation("DELETE", key);
-        let request = self.config.delete_object_request(key, self.signing_time()?);
-        self.exchange(request, &what, |r| response::read_delete(r, &what)).await
+        self.call(Request::Delete(key)).await.map(|_| ())
     }
 
     async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
-        let what = Operation("DELETE", key);
-        let request = self.config.delete_object_if_match_request(key, etag, self.signing_time()?);
-        self.exchange(request, &what, |r| response::read_conditional_delete(r, &what)).await
+        self.call(Request::DeleteIfMatch { key, etag }).await.map(Reply::into_deleted)
     }
 
     fn conditional_delete(&self) -> bool {
@@ -365,22 +357,33 @@ impl ObjectStore for S3Store {
     }
 
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
-        let what = Operation("LIST", prefix);
-        let request = self.config.list_objects_v2_request(prefix, start_after, cursor, self.signing_time()?);
-        let page = self.exchange(request, &what, |r| response::read_list(r, &what)).await?;
-        let next = if page.is_truncated {
-            Some(
-                page.next_continuation_token
-                    .ok_or_else(|| response::malformed(&what, "a truncated page without NextContinuationToken"))?,
-            )
-        } else {
-            None
-        };
-        Ok(ListPage { entries: page.entries, next })
+        self.call(Request::List { prefix, start_after, cursor }).await.map(Reply::into_page)
     }
 
     fn server_time(&self) -> Option<Timestamp> {
         self.http.server_time()
+    }
+}
+
+impl S3Store {
+    /// Every operation's one request: built and signed, sent, its answer read (each step written
+    /// once for all operations, so the wasm carries one copy).
+    async fn call(&self, request: Request<'_>) -> StoreResult<Reply> {
+        let what = Operation(request.verb(), request.key());
+        let at = self.signing_time()?;
+        let config = &self.config;
+        let http = match request {
+            Request::Get(key) => config.get_object_request(key, at),
+            Request::Put { key, body, precondition, meta } => {
+                config.put_object_request(key, body, precondition, meta, at)?
+            }
+            Request::Delete(key) => config.delete_object_request(key, at),
+            Request::DeleteIfMatch { key, etag } => config.delete_object_if_match_request(key, etag, at),
+            Request::List { prefix, start_after, cursor } => {
+                config.list_objects_v2_request(prefix, start_after, cursor, at)
+            }
+        };
+        self.exchange(http, &what, |r| response::read(r, &request, &what)).await
     }
 }
 

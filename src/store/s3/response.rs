@@ -6,9 +6,29 @@ use super::xml::{self, ListBucketResult};
 pub(crate) use crate::store::http::malformed;
 use crate::store::http::{self, HttpResponse};
 use crate::store::{
-    FailureKind, Precondition, PutOutcome, StoreError, StoreResult, StoredObject, WriteMeta, normalize_etag,
+    FailureKind, ListPage, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult, StoredObject, WriteMeta,
+    normalize_etag,
 };
 use crate::time::Timestamp;
+
+/// The answer to `request`, read by the reader of its operation.
+pub(crate) fn read(response: HttpResponse, request: &Request<'_>, what: &dyn std::fmt::Display) -> StoreResult<Reply> {
+    Ok(match *request {
+        Request::Get(_) => Reply::Object(read_get(response, what)?),
+        Request::Put { precondition, .. } => Reply::Put(read_put(response, precondition, what)?),
+        Request::Delete(_) => Reply::Deleted(read_delete(response, what).map(|()| true)?),
+        Request::DeleteIfMatch { .. } => Reply::Deleted(read_conditional_delete(response, what)?),
+        Request::List { .. } => {
+            let page = read_list(response, what)?;
+            let next = match (page.is_truncated, page.next_continuation_token) {
+                (false, _) => None,
+                (true, Some(token)) => Some(token),
+                (true, None) => return Err(malformed(what, "a truncated page without NextContinuationToken")),
+            };
+            Reply::Page(ListPage { entries: page.entries, next })
+        }
+    })
+}
 
 /// GetObject: the object, or `None` when the key does not exist.
 pub fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<Option<StoredObject>> {
