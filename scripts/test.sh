@@ -3,7 +3,7 @@
 # runs every stage, stops the servers, and prints one summary line.
 #
 #   scripts/test.sh            all stages
-#   scripts/test.sh node deno  only these stages (native lint servers native-s3 service wasm node examples
+#   scripts/test.sh node deno  only these stages (native lint servers native-s3 native-cloud service wasm node examples
 #                              types package deno bun edge cli workerd workers browser bundlers
 #                              playground demo rust-worker chaos sim)
 #
@@ -16,7 +16,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native lint servers native-s3 service wasm node examples types package deno bun edge cli workerd workers browser bundlers playground demo rust-worker chaos sim)
+[ ${#stages[@]} -eq 0 ] && stages=(native lint servers native-s3 native-cloud service wasm node examples types package deno bun edge cli workerd workers browser bundlers playground demo rust-worker chaos sim)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -91,7 +91,7 @@ needs_pkg=0
 needs_servers=0
 for s in node deno bun edge cli workerd browser chaos; do want "$s" && needs_pkg=1 && needs_servers=1; done
 for s in examples types package bundlers workers playground demo; do want "$s" && needs_pkg=1; done   # the package only
-for s in servers native-s3 service wasm; do want "$s" && needs_servers=1; done                       # the servers only
+for s in servers native-s3 native-cloud service wasm; do want "$s" && needs_servers=1; done                       # the servers only
 if [ $needs_pkg -eq 1 ]; then
   if [ "${FENCEPOST_SKIP_BUILD:-}" = 1 ]; then
     [ -f pkg/fencepost_bg.wasm ] || { echo "FENCEPOST_SKIP_BUILD=1 but pkg/ has no wasm: build it first"; echo "0 passed, 1 failed"; exit 1; }
@@ -114,6 +114,11 @@ fi
 if want native-s3; then
   # The conformance suite natively through ReqwestTransport against SeaweedFS and moto.
   stage native-s3 count_cargo cargo test --features reqwest --test native_s3
+fi
+if want native-cloud; then
+  # The conformance suite natively against the Azure Blob and GCS emulators (Azurite,
+  # fake-gcs-server), plus a wrong key and races (tests/native_cloud.rs).
+  stage native-cloud count_cargo cargo test --features reqwest,gcs-service-account --test native_cloud
 fi
 if want service; then
   # examples/service.rs plays a Worker and a native service on one bucket (claims, a cancel).
@@ -139,7 +144,8 @@ if want node; then
   report=$LOGS/node.junit.xml
   stage node count_plain junit "$report" node --test --test-reporter=tap --test-reporter-destination=stdout \
     --test-reporter=junit --test-reporter-destination="$report" \
-    tests/js/node.test.mjs tests/js/error-codes.test.mjs tests/js/lifecycle.test.mjs tests/js/check-store.test.mjs
+    tests/js/node.test.mjs tests/js/error-codes.test.mjs tests/js/lifecycle.test.mjs tests/js/check-store.test.mjs \
+    tests/js/cloud-auth.test.mjs
 fi
 if want examples; then
   stage examples count_plain node tests/js/examples.mjs

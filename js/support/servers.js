@@ -1,8 +1,9 @@
-// The local test servers (SeaweedFS, moto) as the JS runners, the chaos suite and the benches reach
-// them: their settings, and s3Store options and factories made from those settings.
+// The local test servers (SeaweedFS, moto; Azurite, fake-gcs-server) as the JS runners, the chaos
+// suite and the benches reach them: their settings, and store options and factories made from them.
 //
 // scripts/servers/start.sh writes FENCEPOST_<NAME>_{ENDPOINT,BUCKET,ACCESS_KEY,SECRET_KEY,REGION}
-// for each server it runs (NAME: SEAWEED, MOTO) to .run/servers.env; scripts/test.sh exports them.
+// for each S3 server it runs (NAME: SEAWEED, MOTO), FENCEPOST_AZURITE_{ENDPOINT,ACCOUNT,KEY,CONTAINER}
+// and FENCEPOST_FAKEGCS_{ENDPOINT,BUCKET} to .run/servers.env; scripts/test.sh exports them.
 // `serverSettings()` (Node and Deno) takes each server from the environment when its ENDPOINT is
 // set there, else from that file (a runner started by hand while the servers run), else leaves it
 // out: with no servers at all, suites run their memory (and R2) cases only. The rest works in any
@@ -12,6 +13,7 @@
 //   const settings = serverSettings();                 // {FENCEPOST_SEAWEED_ENDPOINT: …, …}
 //   const seaweed = s3Options(settings, "seaweed");    // s3Store options, or null when not running
 //   const stores = s3Factories(lib, settings, "node"); // {seaweed: () => s3Store, moto: …}
+//   const clouds = cloudFactories(lib, settings, "node"); // {azurite: () => azureStore, fakegcs: () => gcsStore}
 //
 // No static `node:` import, and nothing read when the module loads: under `deno test` a graph with
 // a `node:` import needs npm:@types/node listed in package.json as soon as a .ts file is
@@ -19,7 +21,9 @@
 // (Node ≥ 20.16, Deno 2) gives the same modules, when called.
 
 export const SERVERS = ["SEAWEED", "MOTO"];
-const FIELDS = ["ENDPOINT", "BUCKET", "ACCESS_KEY", "SECRET_KEY", "REGION"];
+/** The Azure Blob and GCS emulators. */
+export const CLOUD_SERVERS = ["AZURITE", "FAKEGCS"];
+const FIELDS = ["ENDPOINT", "BUCKET", "ACCESS_KEY", "SECRET_KEY", "REGION", "ACCOUNT", "KEY", "CONTAINER"];
 
 const builtin = (name) => globalThis.process.getBuiltinModule(name);
 
@@ -60,7 +64,7 @@ function environment() {
  * The FENCEPOST_<NAME>_* settings of every configured server of `names`, one object. A server
  * whose ENDPOINT is in `env` is taken whole from `env`; otherwise whole from `file`; never mixed.
  */
-export function serverSettings({ env = environment(), file, names = SERVERS } = {}) {
+export function serverSettings({ env = environment(), file, names = [...SERVERS, ...CLOUD_SERVERS] } = {}) {
   let fromFile;
   const out = {};
   for (const name of names) {
@@ -112,6 +116,49 @@ export function s3Factories(lib, settings, runtime, names = SERVERS) {
       continue;
     }
     out[name.toLowerCase()] = () => lib.s3Store({ ...options, prefix: freshPrefix(runtime) });
+  }
+  return out;
+}
+
+/**
+ * Store options for cloud emulator `name` ("AZURITE" → `azureStore`, "FAKEGCS" → `gcsStore`) from
+ * `settings`, or null when it is not configured.
+ */
+export function cloudOptions(settings, name) {
+  const n = name.toUpperCase();
+  const endpoint = settings[`FENCEPOST_${n}_ENDPOINT`];
+  if (!endpoint) return null;
+  if (n === "AZURITE") {
+    return {
+      endpoint,
+      account: settings.FENCEPOST_AZURITE_ACCOUNT,
+      accountKey: settings.FENCEPOST_AZURITE_KEY,
+      container: settings.FENCEPOST_AZURITE_CONTAINER,
+    };
+  }
+  return { endpoint, bucket: settings[`FENCEPOST_${n}_BUCKET`] };
+}
+
+/** A store on cloud emulator `name` with `options` (and a prefix, when given). */
+export function cloudStore(lib, name, options) {
+  return name.toUpperCase() === "AZURITE" ? lib.azureStore(options) : lib.gcsStore(options);
+}
+
+/**
+ * Store factories (a fresh prefix each) for the Azure and GCS emulators configured in `settings`. On
+ * fake-gcs-server each suite has a bucket of its own (`<bucket>-<runtime>`, made by start.sh): its
+ * memory backend scans a bucket's objects on every request.
+ */
+export function cloudFactories(lib, settings, runtime, names = CLOUD_SERVERS) {
+  const out = {};
+  for (const name of names) {
+    const options = cloudOptions(settings, name);
+    if (options?.bucket) options.bucket = `${options.bucket}-${runtime}`;
+    if (!options) {
+      console.log(`# FENCEPOST_${name}_ENDPOINT is not set: skipping ${name.toLowerCase()} (scripts/test.sh starts it)`);
+      continue;
+    }
+    out[name.toLowerCase()] = () => cloudStore(lib, name, { ...options, prefix: freshPrefix(runtime) });
   }
   return out;
 }

@@ -148,6 +148,13 @@ def main(argv):
     cmd, args = argv[0], argv[1:]
     if cmd == "wait":
         _wait(*args[:4])
+    elif cmd == "buckets":
+        # More buckets next to the first: one per suite (see SUITE_BUCKETS in start.sh).
+        endpoint, names = args[0], args[1:]
+        for name in names:
+            r = Client(endpoint, name, timeout=5.0).create_bucket()
+            if r.status not in (200, 409):
+                sys.exit(f"gcsutil: create bucket {name}: HTTP {r.status} {r.body[:200]!r}")
     elif cmd == "probe":
         endpoint, bucket = args[:2]
         try:

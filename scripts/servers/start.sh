@@ -75,7 +75,11 @@ wait_ready() {  # NAME ENDPOINT PID [create]: poll until the bucket / container 
   local name=$1 endpoint=$2 pid=$3 create=${4:-} ak sk
   case "$name" in
     azurite) "$PY" "$SERVERS_DIR/azureutil.py" wait "$endpoint" "$AZURE_ACCOUNT" "$AZURE_KEY" "$BUCKET" "$TIMEOUT" "$pid" ;;
-    fakegcs) "$PY" "$SERVERS_DIR/gcsutil.py" wait "$endpoint" "$BUCKET" "$TIMEOUT" "$pid" ;;
+    fakegcs) "$PY" "$SERVERS_DIR/gcsutil.py" wait "$endpoint" "$BUCKET" "$TIMEOUT" "$pid" &&
+             # One bucket per suite as well (<bucket>-native, -node, …): the emulator's memory
+             # backend scans a bucket's objects on every request, so a bucket that every suite
+             # filled would slow each request down as the run goes on.
+             "$PY" "$SERVERS_DIR/gcsutil.py" buckets "$endpoint" $(printf "$BUCKET-%s " native node deno workerd bun edge browser) ;;
     *) read -r ak sk < <(credentials "$name")
        "$PY" "$SERVERS_DIR/s3util.py" wait "$endpoint" "$BUCKET" "$ak" "$sk" "$REGION" "$TIMEOUT" "$pid" $create ;;
   esac

@@ -1,4 +1,5 @@
-// The JS conformance suite under Node's test runner, on the installed package: memory, SeaweedFS, moto.
+// The JS conformance suite under Node's test runner, on the installed package: memory, SeaweedFS, moto,
+// Azurite, fake-gcs-server.
 import { describe, test } from "node:test";
 import { inspect } from "node:util";
 import * as lib from "fencepost";
@@ -6,10 +7,16 @@ import * as testing from "fencepost/testing";
 import * as zod from "zod";
 import * as valibot from "valibot";
 import { cases } from "./suite.js";
-import { s3Factories, serverSettings } from "../../js/support/servers.js";
+import { cloudFactories, s3Factories, serverSettings } from "../../js/support/servers.js";
 
-// SeaweedFS and moto when running (scripts/test.sh starts them); memory alone otherwise.
-const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, serverSettings(), "node") };
+// SeaweedFS, moto, Azurite and fake-gcs-server when running (scripts/test.sh starts them); memory
+// alone otherwise.
+const settings = serverSettings();
+const stores = {
+  memory: () => lib.memoryStore(),
+  ...s3Factories(lib, settings, "node"),
+  ...cloudFactories(lib, settings, "node"),
+};
 
 for (const [name, makeStore] of Object.entries(stores)) {
   describe(`node / ${name}`, () => {

@@ -5,19 +5,20 @@
 //   GET /cases?store=S          → {names: [...]}
 //   GET /run?store=S&case=N     → runCases() result for case N on store S
 // Stores: r2 (the R2 binding env.BUCKET, a fresh prefix per case), and every S3 server whose
-// FENCEPOST_<NAME>_* settings arrive as text bindings (seaweed, moto).
+// FENCEPOST_<NAME>_* settings arrive as text bindings (seaweed, moto, azurite, fakegcs).
 import * as lib from "fencepost";
 import * as testing from "fencepost/testing";
 import * as zod from "zod";
 import * as valibot from "valibot";
 import { cases } from "../suite.js";
 import { runCases } from "../harness.js";
-import { freshPrefix, s3Factories } from "../../../js/support/servers.js";
+import { CLOUD_SERVERS, cloudFactories, freshPrefix, s3Factories } from "../../../js/support/servers.js";
 
 function storesFor(env) {
   const stores = { r2: () => lib.r2Store(env.BUCKET, { prefix: freshPrefix("workerd-r2") }) };
   const names = ["SEAWEED", "MOTO"].filter((n) => env[`FENCEPOST_${n}_ENDPOINT`]);
-  return { ...stores, ...s3Factories(lib, env, "workerd", names) };
+  const clouds = CLOUD_SERVERS.filter((n) => env[`FENCEPOST_${n}_ENDPOINT`]);
+  return { ...stores, ...s3Factories(lib, env, "workerd", names), ...cloudFactories(lib, env, "workerd", clouds) };
 }
 
 function caseList(env, store) {
