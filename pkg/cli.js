@@ -2,13 +2,14 @@
 // `fencepost`, the package's command line: see what a bucket holds (ls, show), break a stuck lease,
 // prune old objects, check the store (`fencepost --help`). One file for Node (≥ 20) and Deno 2:
 // only `process`, `node:util`, `node:readline` and `node:fs`, which Deno's Node compatibility has.
-// The store is `s3Store` from flags, else the environment. Exit status: 0 ok; 1 not found, check
-// failed, not confirmed, or the store failed; 2 usage. Every error is one line on stderr.
+// The store is `s3Store`, `azureStore` or `gcsStore` (--store) from flags, else the environment.
+// Exit status: 0 ok; 1 not found, check failed, not confirmed, or the store failed; 2 usage. Every
+// error is one line on stderr.
 
 import process from "node:process";
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { Fencepost, s3Store, checkStore } from "./node.js";
+import { Fencepost, s3Store, azureStore, gcsStore, checkStore } from "./node.js";
 import { UsageError, commandHelp, mainHelp, parse, parseDuration } from "./cli/usage.js";
 import { brokeLine, checkLine, fingerprint, jsonLine, listLine, record, showLines, standing } from "./cli/format.js";
 
@@ -21,36 +22,72 @@ class Refusal extends Error {}
 const out = (/** @type {string} */ line) => process.stdout.write(`${line}\n`);
 const err = (/** @type {string} */ line) => process.stderr.write(`${line}\n`);
 
-/** The store's settings: each flag, else its environment variable. Missing ones are a usage error. */
+/**
+ * Each store kind's settings: option name → [flag, environment variables…, what a missing one is
+ * called when it is required]. A flag wins over the environment.
+ * @type {Record<string, [string, string[], string?][]>}
+ */
+const STORES = {
+  s3: [["endpoint", ["FENCEPOST_S3_ENDPOINT"], "endpoint"], ["bucket", ["FENCEPOST_S3_BUCKET"], "bucket"],
+    ["region", ["AWS_REGION", "AWS_DEFAULT_REGION"]], ["accessKeyId", ["AWS_ACCESS_KEY_ID"], "access key id"],
+    ["secretAccessKey", ["AWS_SECRET_ACCESS_KEY"], "secret access key"], ["sessionToken", ["AWS_SESSION_TOKEN"]]],
+  azure: [["account", ["AZURE_STORAGE_ACCOUNT"], "account"], ["container", ["FENCEPOST_AZURE_CONTAINER"], "container"],
+    ["accountKey", ["AZURE_STORAGE_KEY"]], ["sasToken", ["AZURE_STORAGE_SAS_TOKEN"]],
+    ["endpoint", ["FENCEPOST_AZURE_ENDPOINT"]]],
+  gcs: [["bucket", ["FENCEPOST_GCS_BUCKET"], "bucket"], ["credentials", ["GOOGLE_APPLICATION_CREDENTIALS"]],
+    ["accessToken", ["CLOUDSDK_AUTH_ACCESS_TOKEN"]], ["endpoint", ["STORAGE_EMULATOR_HOST"]]],
+};
+
+/** The store to operate on: its kind, its options (each flag, else its environment variable), and
+ * what error messages may name. Missing settings are a usage error. */
 function storeSettings(/** @type {Flags} */ flags, /** @type {string} */ command) {
   const env = process.env;
-  const pick = (/** @type {string} */ flag, /** @type {string[]} */ names) => {
+  const kind = typeof flags.store === "string" ? flags.store : env.FENCEPOST_STORE || "s3";
+  if (!Object.hasOwn(STORES, kind)) throw new UsageError(`--store must be s3, azure or gcs, not "${kind}"`, command);
+  const own = new Set(STORES[kind].map(([option]) => option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)));
+  const foreign = Object.values(STORES).flat().map(([o]) => o.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))
+    .find((flag) => flags[flag] !== undefined && !own.has(flag));
+  if (foreign) throw new UsageError(`--${foreign} is not a setting of the ${kind} store (--store s3, azure or gcs)`, command);
+  /** @type {Record<string, string>} */
+  const options = {};
+  const missing = [];
+  for (const [option, names, required] of STORES[kind]) {
+    const flag = option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
     const given = flags[flag];
-    if (typeof given === "string") return given;
-    for (const name of names) if (env[name]) return env[name];
-    return undefined;
-  };
-  const settings = {
-    endpoint: pick("endpoint", ["FENCEPOST_S3_ENDPOINT"]),
-    bucket: pick("bucket", ["FENCEPOST_S3_BUCKET"]),
-    region: pick("region", ["AWS_REGION", "AWS_DEFAULT_REGION"]),
-    prefix: pick("prefix", ["FENCEPOST_PREFIX"]),
-    accessKeyId: pick("access-key-id", ["AWS_ACCESS_KEY_ID"]),
-    secretAccessKey: pick("secret-access-key", ["AWS_SECRET_ACCESS_KEY"]),
-    sessionToken: pick("session-token", ["AWS_SESSION_TOKEN"]),
-  };
-  const missing = [
-    ["endpoint", "endpoint", "--endpoint or FENCEPOST_S3_ENDPOINT"],
-    ["bucket", "bucket", "--bucket or FENCEPOST_S3_BUCKET"],
-    ["accessKeyId", "access key id", "--access-key-id or AWS_ACCESS_KEY_ID"],
-    ["secretAccessKey", "secret access key", "--secret-access-key or AWS_SECRET_ACCESS_KEY"],
-  ].filter(([field]) => !settings[/** @type {keyof typeof settings} */ (field)]);
-  if (missing.length) {
-    throw new UsageError(`missing configuration: ${missing.map(([, what, from]) => `no ${what} (${from})`).join(", ")}`, command);
+    const value = typeof given === "string" ? given : names.map((n) => env[n]).find((v) => v);
+    if (value) options[option] = value;
+    else if (required) missing.push(`no ${required} (--${flag} or ${names.join(" or ")})`);
   }
-  return /** @type {{endpoint: string, bucket: string, accessKeyId: string, secretAccessKey: string} & Record<string, string | undefined>} */ (
-    Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined && v !== ""))
-  );
+  if (kind === "azure" && !options.accountKey && !options.sasToken) {
+    missing.push("no account key or SAS token (--account-key or AZURE_STORAGE_KEY, --sas-token or AZURE_STORAGE_SAS_TOKEN)");
+  }
+  if (missing.length) throw new UsageError(`missing configuration: ${missing.join(", ")}`, command);
+  const prefix = typeof flags.prefix === "string" ? flags.prefix : env.FENCEPOST_PREFIX;
+  if (prefix) options.prefix = prefix;
+  if (kind === "gcs") {
+    // STORAGE_EMULATOR_HOST may be a bare host:port, as Google's client libraries take it.
+    if (options.endpoint && !/^https?:\/\//.test(options.endpoint)) options.endpoint = `http://${options.endpoint}`;
+    if (options.credentials) options.credentials = readCredentials(options.credentials, command);
+  }
+  const where = kind === "azure"
+    ? { endpoint: options.endpoint ?? `https://${options.account}.blob.core.windows.net`, bucket: options.container }
+    : { endpoint: options.endpoint ?? "https://storage.googleapis.com", bucket: options.bucket };
+  return { kind, options, where };
+}
+
+/** A service account key file's text (a usage error when it cannot be read). */
+function readCredentials(/** @type {string} */ path, /** @type {string} */ command) {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw new UsageError(`cannot read the credentials file ${path}: ${/** @type {any} */ (e).code ?? e}`, command);
+  }
+}
+
+/** The store of `settings`, its attempts cut at `timeout` seconds. */
+function openStore(/** @type {{kind: string, options: Record<string, string>}} */ { kind, options }, /** @type {number} */ timeout) {
+  const make = { s3: s3Store, azure: azureStore, gcs: gcsStore }[kind];
+  return /** @type {(o: any) => import("./stores.js").Store} */ (make)({ ...options, timeout });
 }
 
 // ------------------------------------------------------------------------------- commands
@@ -230,8 +267,17 @@ function describe(e, where) {
           "(--access-key-id/--secret-access-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY" +
           `${/Token/.test(e.s3Code) ? ", and AWS_SESSION_TOKEN" : ""})`, 1];
       }
+      if (AZURE_CREDENTIALS.has(e.s3Code)) {
+        return [`the store refused the credentials (${s3}): check the account and its key or SAS token ` +
+          "(--account/--account-key/--sas-token or AZURE_STORAGE_ACCOUNT/AZURE_STORAGE_KEY/AZURE_STORAGE_SAS_TOKEN)", 1];
+      }
+      if (GCS_CREDENTIALS.has(e.s3Code)) {
+        return [`the store refused the credentials (${s3}): check the service account key or access token ` +
+          "(--credentials/--access-token or GOOGLE_APPLICATION_CREDENTIALS/CLOUDSDK_AUTH_ACCESS_TOKEN)", 1];
+      }
       if (e.s3Code === "AccessDenied") return [`access denied (${s3}): the credentials may not do this in bucket "${where?.bucket}"`, 1];
       if (e.s3Code === "NoSuchBucket") return [`no bucket "${where?.bucket}" at ${where?.endpoint} (${s3})`, 1];
+      if (e.s3Code === "ContainerNotFound") return [`no container "${where?.bucket}" at ${where?.endpoint} (${s3})`, 1];
       if (e.status === undefined && e.code === "STORAGE_ERROR") {
         const cause = /\(cause: (?:\w*Error: )?(.*)\)$/.exec(message)?.[1];
         return [`cannot reach the store at ${where?.endpoint}: ${cause ?? message.replace(/^storage error:\s*/, "")}`, 1];
@@ -246,6 +292,11 @@ function describe(e, where) {
 /** The store's codes for credentials it does not accept. */
 const CREDENTIALS = new Set(["SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidToken", "ExpiredToken",
   "InvalidClientTokenId", "AuthorizationHeaderMalformed", "MissingSecurityHeader", "TokenRefreshRequired"]);
+
+/** Azure's and Google's codes for credentials they do not accept. */
+const AZURE_CREDENTIALS = new Set(["AuthenticationFailed", "AuthorizationFailure", "InvalidAuthenticationInfo"]);
+const GCS_CREDENTIALS = new Set(["authError", "invalid_grant", "invalid_client", "unauthorized_client", "TokenFailed",
+  "SigningFailed"]);
 
 const oneLine = (/** @type {string} */ text) => text.replace(/\s*\n\s*/g, " ").trim();
 
@@ -268,11 +319,11 @@ async function main(/** @type {string[]} */ argv) {
     const { command, args, flags } = parsed;
     if (command === "prune") parseDuration(String(flags["older-than"]), "--older-than", command); // before any request
     const settings = storeSettings(flags, command);
-    where = { endpoint: settings.endpoint, bucket: settings.bucket };
+    where = settings.kind === "s3" ? { endpoint: settings.options.endpoint, bucket: settings.options.bucket } : settings.where;
     // An operator waits at a terminal: shorter attempts and fewer of them than a service's defaults.
     const timeout = flags.timeout === undefined ? 10 : parseDuration(String(flags.timeout), "--timeout", command);
     if (timeout <= 0) throw new UsageError("--timeout must be more than 0 seconds", command);
-    const db = new Fencepost(s3Store({ ...settings, timeout }), { retry: { maxAttempts: 3 } });
+    const db = new Fencepost(openStore(settings, timeout), { retry: { maxAttempts: 3 } });
     return await RUN[command](db, args, flags);
   } catch (e) {
     const [line, status] = describe(e, where);

@@ -16,6 +16,7 @@ export class UsageError extends Error {
 
 /** Every flag, as parseArgs takes it. */
 const FLAGS = /** @type {const} */ ({
+  store: { type: "string" },
   endpoint: { type: "string" },
   bucket: { type: "string" },
   region: { type: "string" },
@@ -23,6 +24,12 @@ const FLAGS = /** @type {const} */ ({
   "access-key-id": { type: "string" },
   "secret-access-key": { type: "string" },
   "session-token": { type: "string" },
+  account: { type: "string" },
+  container: { type: "string" },
+  "account-key": { type: "string" },
+  "sas-token": { type: "string" },
+  "access-token": { type: "string" },
+  credentials: { type: "string" },
   timeout: { type: "string" },
   json: { type: "boolean" },
   "show-holders": { type: "boolean" },
@@ -32,9 +39,9 @@ const FLAGS = /** @type {const} */ ({
   version: { type: "boolean" },
 });
 
-/** The flags every command takes: the store's, `--json` and `--help`. */
-const COMMON = ["endpoint", "bucket", "region", "prefix", "access-key-id", "secret-access-key", "session-token", "timeout", "json",
-  "help"];
+/** The flags every command takes: the stores', `--json` and `--help`. */
+const COMMON = ["store", "endpoint", "bucket", "region", "prefix", "access-key-id", "secret-access-key", "session-token",
+  "account", "container", "account-key", "sas-token", "access-token", "credentials", "timeout", "json", "help"];
 
 /**
  * The commands: positionals (`name` required, `[name]` optional), their own flags, the help.
@@ -108,15 +115,28 @@ Prints each check (ok, required or optional, name, detail). Exit 1 when a requir
 };
 
 const STORE_HELP = `Store (each flag, else the environment):
+  --store <s3|azure|gcs>      FENCEPOST_STORE         which kind of store (default s3)
+  --prefix <prefix>           FENCEPOST_PREFIX        the store prefix: keys live under <prefix>/
+  --timeout <duration>        per request attempt (default 10s; 3 attempts), so an endpoint that
+                              never answers fails within about 3 × the timeout
+ S3, R2 and S3-compatible stores (--store s3):
   --endpoint <url>            FENCEPOST_S3_ENDPOINT   the S3 API endpoint (http:// or https://)
   --bucket <name>             FENCEPOST_S3_BUCKET
   --region <name>             AWS_REGION, AWS_DEFAULT_REGION (default us-east-1; R2: auto)
-  --prefix <prefix>           FENCEPOST_PREFIX        the store prefix: keys live under <prefix>/
   --access-key-id <id>        AWS_ACCESS_KEY_ID
   --secret-access-key <key>   AWS_SECRET_ACCESS_KEY
   --session-token <token>     AWS_SESSION_TOKEN       (optional)
-  --timeout <duration>        per request attempt (default 10s; 3 attempts), so an endpoint that
-                              never answers fails within about 3 × the timeout`;
+ Azure Blob Storage (--store azure):
+  --account <name>            AZURE_STORAGE_ACCOUNT
+  --container <name>          FENCEPOST_AZURE_CONTAINER
+  --account-key <key>         AZURE_STORAGE_KEY       the account key, or:
+  --sas-token <token>         AZURE_STORAGE_SAS_TOKEN
+  --endpoint <url>            FENCEPOST_AZURE_ENDPOINT (default https://<account>.blob.core.windows.net)
+ Google Cloud Storage (--store gcs):
+  --bucket <name>             FENCEPOST_GCS_BUCKET
+  --credentials <file>        GOOGLE_APPLICATION_CREDENTIALS  a service account's JSON key, or:
+  --access-token <token>      CLOUDSDK_AUTH_ACCESS_TOKEN      an OAuth access token
+  --endpoint <url>            STORAGE_EMULATOR_HOST   (default https://storage.googleapis.com)`;
 
 const EXIT_HELP = `Exit status: 0 ok; 1 not found, check failed, not confirmed, or the store failed (refused
 credentials, unreachable endpoint, missing bucket); 2 usage (unknown command or flag, missing

@@ -15,12 +15,14 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as lib from "fencepost";
-import { freshPrefix, s3Options, serverSettings } from "../../js/support/servers.js";
+import { cloudOptions, cloudStore, freshPrefix, s3Options, serverSettings } from "../../js/support/servers.js";
 
 const ROOT = resolve(fileURLToPath(new URL("../../", import.meta.url)));
 const CLI = join(ROOT, "node_modules", "fencepost", "cli.js");
 const DENO = existsSync(join(ROOT, "node_modules", ".bin", "deno")) ? join(ROOT, "node_modules", ".bin", "deno") : "deno";
 const seaweed = s3Options(serverSettings(), "seaweed");
+const azurite = cloudOptions(serverSettings(), "azurite");
+const fakegcs = cloudOptions(serverSettings(), "fakegcs");
 const skip = !seaweed && "needs SeaweedFS (scripts/test.sh, or scripts/servers/start.sh)";
 
 /** How each runtime runs a script: the same file, as users run it. */
@@ -354,6 +356,56 @@ for (const runtime of Object.keys(RUNTIMES)) {
       silent.close();
     }
     assertOneLine(await cli(runtime, prefix, ["ls", "--timeout", "soon"]), 2, /--timeout: bad duration/);
+  });
+
+  // Azure and GCS: the settings from the usual environment variables (and flags), ls/show/check.
+  const clouds = {
+    azure: azurite && {
+      options: azurite,
+      env: { FENCEPOST_STORE: "azure", AZURE_STORAGE_ACCOUNT: azurite.account, AZURE_STORAGE_KEY: azurite.accountKey,
+        FENCEPOST_AZURE_CONTAINER: azurite.container, FENCEPOST_AZURE_ENDPOINT: azurite.endpoint },
+      wrong: { AZURE_STORAGE_KEY: Buffer.from("a wrong key, long enough to look like one").toString("base64") },
+      refused: /the store refused the credentials \((AuthenticationFailed|AuthorizationFailure), HTTP 403\): check the account/,
+    },
+    gcs: fakegcs && {
+      options: fakegcs,
+      // STORAGE_EMULATOR_HOST as Google's libraries take it: host:port, no scheme.
+      env: { FENCEPOST_STORE: "gcs", FENCEPOST_GCS_BUCKET: fakegcs.bucket, STORAGE_EMULATOR_HOST: fakegcs.endpoint.replace(/^http:\/\//, "") },
+    },
+  };
+  for (const [kind, cloud] of Object.entries(clouds)) {
+    test(`${runtime}: --store ${kind}: ls, show and check from the environment; flags of another store are usage errors`,
+      { skip: !cloud && `needs the ${kind} emulator (scripts/test.sh)` }, async () => {
+        const prefix = freshPrefix(`cli-${kind}-${runtime}`);
+        const db = new lib.Fencepost(cloudStore(lib, kind === "azure" ? "azurite" : "fakegcs", { ...cloud.options, prefix }));
+        await db.claim("cron/tick-1", { by: "a" });
+        const env = { ...cloud.env, FENCEPOST_S3_ENDPOINT: "", AWS_SECRET_ACCESS_KEY: "" };
+        const ls = await cli(runtime, prefix, ["ls"], { env });
+        assert.equal(ls.code, 0, ls.stderr);
+        assert.match(ls.stdout, /json .*cron\/tick-1/);
+        const show = await cli(runtime, prefix, ["show", "cron/tick-1", "--json"], { env });
+        assert.equal(show.code, 0, show.stderr);
+        assert.deepEqual(JSON.parse(show.stdout).value, { by: "a" });
+        const check = await cli(runtime, prefix, ["check"], { env });
+        assert.equal(check.code, 0, check.stdout + check.stderr);
+        assert.match(check.stdout, /ok: the store honours what fencepost needs/);
+        assertOneLine(await cli(runtime, prefix, ["ls", "--region", "auto"], { env }), 2,
+          new RegExp(`--region is not a setting of the ${kind} store`));
+        if (cloud.wrong) {
+          const r = await cli(runtime, prefix, ["ls"], { env: { ...env, ...cloud.wrong } });
+          assertOneLine(r, 1, cloud.refused);
+          assert.ok(!r.stderr.includes(Object.values(cloud.wrong)[0]), "the key is not echoed");
+        }
+      });
+  }
+  test(`${runtime}: --store azure and gcs name what is missing`, async () => {
+    const prefix = freshPrefix(`cli-${runtime}`);
+    assertOneLine(await cli(runtime, prefix, ["ls", "--store", "azure"], { env: { AZURE_STORAGE_ACCOUNT: "acct" } }), 2,
+      /missing configuration: no container \(--container or FENCEPOST_AZURE_CONTAINER\), no account key or SAS token/);
+    assertOneLine(await cli(runtime, prefix, ["ls", "--store", "gcs"]), 2, /no bucket \(--bucket or FENCEPOST_GCS_BUCKET\)/);
+    assertOneLine(await cli(runtime, prefix, ["ls", "--store", "ftp"]), 2, /--store must be s3, azure or gcs/);
+    assertOneLine(await cli(runtime, prefix, ["ls", "--store", "gcs", "--bucket", "b", "--credentials", "/nonexistent.json"]), 2,
+      /cannot read the credentials file \/nonexistent.json: ENOENT/);
   });
 
   test(`${runtime}: the package's bin (${runtime === "node" ? "npx fencepost" : "deno run -A npm:fencepost"})`, { skip }, async () => {
