@@ -56,31 +56,38 @@ pub(crate) fn string_to_sign(request: &ToSign<'_>) -> String {
         out.push_str(header(name));
         out.push('\n');
     }
-    let mut ms: Vec<&(String, String)> = request.headers.iter().filter(|(n, _)| n.starts_with("x-ms-")).collect();
-    crate::base::sort::sort(&mut ms);
-    for (name, value) in ms {
-        out.push_str(name);
-        out.push(':');
-        out.push_str(value.trim());
-        out.push('\n');
+    // The x-ms-* headers as `name:value` lines, and the query as `\nname:value` lines, each kept
+    // sorted as it is built (a request has a handful of each).
+    let mut lines: Vec<String> = Vec::new();
+    let mut add = |line: String| {
+        let at = lines.partition_point(|l| *l < line);
+        lines.insert(at, line);
+    };
+    for (name, value) in request.headers.iter().filter(|(n, _)| n.starts_with("x-ms-")) {
+        add(format!("{name}:{}\n", value.trim()));
     }
+    out.extend(lines.drain(..));
     out.push('/');
     out.push_str(request.account);
     out.push_str(request.path);
-    let mut query: Vec<(String, &str)> = request.query.iter().map(|(n, v)| (n.to_ascii_lowercase(), *v)).collect();
-    crate::base::sort::sort(&mut query);
-    let mut last: Option<String> = None;
-    for (name, value) in query {
-        // Repeated parameters are one line, their values joined by commas (sorted above).
-        if last.as_deref() == Some(name.as_str()) {
-            out.push(',');
-        } else {
-            out.push('\n');
-            out.push_str(&name);
-            out.push(':');
+    // Parameters by lowercase name; a repeated one is one line, its values joined by commas.
+    let mut query: Vec<(String, Vec<&str>)> = Vec::new();
+    for (name, value) in request.query {
+        let name = name.to_ascii_lowercase();
+        let at = query.partition_point(|(n, _)| *n < name);
+        match query.get_mut(at) {
+            Some((n, values)) if *n == name => {
+                let v = values.partition_point(|v| v < value);
+                values.insert(v, value);
+            }
+            _ => query.insert(at, (name, vec![value])),
         }
-        out.push_str(value);
-        last = Some(name);
+    }
+    for (name, values) in query {
+        out.push('\n');
+        out.push_str(&name);
+        out.push(':');
+        out.push_str(&values.join(","));
     }
     out
 }

@@ -67,11 +67,9 @@ impl Target<'_> {
         let mut query = vec![("uploadType", "multipart")];
         query.extend(generation.as_deref().map(|g| ("ifGenerationMatch", g)));
         let mut request = self.http("POST", self.url("upload/storage/v1", None, &query));
-        // The object resource, written out (its keys in order, as canonical JSON has them).
-        let mut entries = meta.entries();
-        crate::base::sort::sort(&mut entries);
+        // The object resource, written out rather than built as a `Value`.
         let metadata: Vec<String> =
-            entries.iter().map(|(name, value)| format!("{}:{}", literal(name), literal(value))).collect();
+            meta.entries().iter().map(|(name, value)| format!("{}:{}", literal(name), literal(value))).collect();
         let resource = format!(
             r#"{{"contentType":"application/json","metadata":{{{}}},"name":{}}}"#,
             metadata.join(","),
@@ -219,14 +217,9 @@ fn object_resource(body: &[u8]) -> Option<Value> {
     crate::codec::json::parse(body).ok().filter(Value::is_object)
 }
 
-/// GCS writes generations as decimal strings (int64 in JSON strings); numbers are accepted too.
+/// GCS writes generations as decimal strings (the JSON API's int64 form).
 fn generation_of(object: &Value) -> Option<String> {
-    let generation = match object.get("generation")? {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
-        _ => return None,
-    };
-    is_generation(&generation).then_some(generation)
+    object.get("generation").and_then(Value::as_str).filter(|g| is_generation(g)).map(str::to_owned)
 }
 
 pub(crate) fn is_generation(text: &str) -> bool {
@@ -306,7 +299,7 @@ mod tests {
         assert_eq!(put.header("content-type"), Some("multipart/related; boundary=fencepost_tok"));
         let body = String::from_utf8(put.body).unwrap();
         assert!(body.starts_with("--fencepost_tok\r\ncontent-type: application/json; charset=UTF-8\r\n\r\n{"));
-        assert!(body.contains(r#""metadata":{"fencepost-origin":"tok","fencepost-token":"tok"},"name":"k""#), "{body}");
+        assert!(body.contains(r#""metadata":{"fencepost-token":"tok","fencepost-origin":"tok"},"name":"k""#), "{body}");
         assert!(body.ends_with("\r\n\r\n{\"v\":1}\r\n--fencepost_tok--\r\n"));
         let cas = t.put("k", b"", &Precondition::IfMatch("\"42\"".into()), &meta);
         assert!(cas.url.contains("ifGenerationMatch=42"));
@@ -347,7 +340,7 @@ mod tests {
     fn list_pages_are_read() {
         let body = r#"{"kind":"storage#objects","nextPageToken":"p/c","items":[
             {"name":"p/a","generation":"5","size":"2","updated":"2026-01-01T00:00:00.000Z"},
-            {"name":"p/b","generation":6}]}"#;
+            {"name":"p/b","generation":"6"}]}"#;
         let page = read_list(response(200, &[], body), &"LIST").unwrap();
         assert_eq!(page.entries.len(), 2);
         assert_eq!((page.entries[0].etag.as_deref(), page.entries[0].size), (Some("5"), Some(2)));
