@@ -36,6 +36,9 @@
 //! - [`store::s3::S3Store`]: any S3-compatible service (AWS S3, R2's S3 endpoint, SeaweedFS,
 //!   MinIO…), SigV4-signed, over an [`store::s3::HttpTransport`]: `ReqwestTransport` natively
 //!   (feature `reqwest`), `FetchTransport` in wasm (the host's `fetch`), or your own;
+//! - [`store::azure::AzureStore`]: Azure Blob Storage (Shared Key or a SAS token), and
+//!   [`store::gcs::GcsStore`]: Google Cloud Storage's JSON API (an access token, a
+//!   [`store::gcs::TokenSource`], or a service account), over the same transports;
 //! - `store::r2::R2Store` (wasm32): a Workers R2 binding, `R2Store::from_bucket(&env.bucket("BUCKET")?, "")`
 //!   in a workers-rs Worker (feature `worker`);
 //! - [`store::CountingStore`] counts requests (each one a Workers subrequest); the fault store of
@@ -46,6 +49,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `reqwest` | `store::s3::ReqwestTransport` (native only): the S3 store over reqwest (rustls TLS). It needs no async runtime of yours: inside a tokio runtime it uses that one, elsewhere a small background one. |
+//! | `gcs-service-account` | `store::gcs::RsaSigner` and `ServiceAccount::from_json` (native only): the GCS store gets its tokens from a service account's JSON key (an RS256 JWT signed with the `rsa` crate). |
 //! | `worker` | `store::r2::R2Store::from_bucket` (wasm32 only): the R2 store from a workers-rs `worker::Bucket`. |
 //! | `js` | The npm package's JS binding (wasm32 only): the classes and functions its JS layer calls. A crate depending on fencepost leaves it off (its wasm then carries none of them). |
 //!

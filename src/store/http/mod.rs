@@ -1,7 +1,7 @@
 //! What the HTTP stores (S3, Azure Blob, GCS) share: the request and response values, the
 //! transport seam ([`HttpTransport`]: `FetchTransport` in wasm, `ReqwestTransport` natively with
 //! feature `reqwest`, or your own), endpoint parsing, percent-encoding, the XML reader, and
-//! [`HttpClient`], which sends one request racing its timeout, remembers the server's clock and
+//! `HttpClient`, which sends one request racing its timeout, remembers the server's clock and
 //! hands errors up with every secret redacted. Each store builds its requests and reads its
 //! responses as pure functions (sans-IO) and calls this for the one exchange.
 
