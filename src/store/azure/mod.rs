@@ -17,7 +17,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
-use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpRequest, HttpResponse, HttpTransport, Operation};
+use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpRequest, HttpResponse, HttpTransport, Protocol};
 use super::{ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreResult, StoredObject, WriteMeta};
 use crate::base::error::{Error, Result, quoted};
 use crate::time::{Clock, Timestamp};
@@ -207,37 +207,48 @@ impl AzureStore {
         &self.config
     }
 
-    /// Every operation's one request: built, authorized, sent, its answer read (each step written
-    /// once for all operations). No secret (key, SAS token, the signature) appears in an error.
+    /// Every operation's one request (through the HTTP kit's one call).
     async fn call(&self, request: Request<'_>) -> StoreResult<Reply> {
-        let what = Operation(request.verb(), request.key());
-        let mut blob_request = wire::request(&request);
-        let (http, signature) = self.authorize(&mut blob_request, self.http.now()?);
-        let secrets = [self.config.secret.as_str(), signature.as_str()];
-        self.http.exchange(http, &what, &secrets, |r: HttpResponse| wire::read(r, &request, &what)).await
+        self.http.call(&self.config, request, None).await
     }
+}
 
-    fn authorize(&self, request: &mut wire::BlobRequest<'_>, now: Timestamp) -> (HttpRequest, String) {
-        request.headers.push(("x-ms-date".to_owned(), now.to_http_date()));
-        request.headers.push(("x-ms-version".to_owned(), wire::API_VERSION.to_owned()));
-        let config = &self.config;
-        let path = request.path(&config.parsed, &config.container);
-        match &config.credential {
+/// Azure's requests, dated and authorized, and its answers. No secret (the key, the SAS token, the
+/// signature) appears in an error.
+impl Protocol for AzureConfig {
+    fn build(
+        &self,
+        request: &Request<'_>,
+        now: Timestamp,
+        _token: Option<&str>,
+    ) -> StoreResult<(HttpRequest, Vec<String>)> {
+        let mut blob = wire::request(request);
+        blob.headers.push(("x-ms-date".to_owned(), now.to_http_date()));
+        blob.headers.push(("x-ms-version".to_owned(), wire::API_VERSION.to_owned()));
+        let path = blob.path(&self.parsed, &self.container);
+        let mut secrets = vec![self.secret.clone()];
+        let sas = match &self.credential {
             Credential::SharedKey(key) => {
                 let sts = sign::string_to_sign(&sign::ToSign {
-                    method: request.method,
-                    headers: &request.headers,
-                    content_length: request.body.len(),
-                    account: &config.account,
+                    method: blob.method,
+                    headers: &blob.headers,
+                    content_length: blob.body.len(),
+                    account: &self.account,
                     path: &path,
-                    query: &request.query,
+                    query: &blob.query,
                 });
-                let (authorization, signature) = sign::authorization(&config.account, key, &sts);
-                request.headers.push(("authorization".to_owned(), authorization));
-                (request.to_http(&config.parsed, &path, None), signature)
+                let (authorization, signature) = sign::authorization(&self.account, key, &sts);
+                blob.headers.push(("authorization".to_owned(), authorization));
+                secrets.push(signature);
+                None
             }
-            Credential::Sas(sas) => (request.to_http(&config.parsed, &path, Some(sas)), String::new()),
-        }
+            Credential::Sas(sas) => Some(sas.as_str()),
+        };
+        Ok((blob.to_http(&self.parsed, &path, sas), secrets))
+    }
+
+    fn read(&self, request: &Request<'_>, response: HttpResponse, what: &dyn fmt::Display) -> StoreResult<Reply> {
+        wire::read(response, request, what)
     }
 }
 

@@ -24,7 +24,7 @@ pub use auth::{AccessToken, Rs256Signer, ServiceAccount, TokenSource};
 #[cfg_attr(docsrs, doc(cfg(feature = "gcs-service-account")))]
 pub use rsa_signer::RsaSigner;
 
-use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpResponse, HttpTransport, Operation};
+use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpRequest, HttpResponse, HttpTransport, Protocol};
 use super::{ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreResult, StoredObject, WriteMeta};
 use crate::base::error::{Error, Result, quoted};
 use crate::time::{Clock, Timestamp};
@@ -207,18 +207,10 @@ impl GcsStore {
         &self.config
     }
 
-    /// Every operation's one request: built, authorized, sent, its answer read (each step written
-    /// once for all operations). No token ever appears in an error.
+    /// Every operation's one request (through the HTTP kit's one call), with its token.
     async fn call(&self, request: Request<'_>) -> StoreResult<Reply> {
-        let what = Operation(request.verb(), request.key());
-        let target = wire::Target { endpoint: &self.config.parsed, bucket: &self.config.bucket };
-        let mut http = target.for_request(&request);
         let token = self.access_token().await?;
-        if let Some(token) = &token {
-            http.headers.push(("authorization".to_owned(), format!("Bearer {token}")));
-        }
-        let secrets: Vec<&str> = token.as_deref().into_iter().collect();
-        self.http.exchange(http, &what, &secrets, |r: HttpResponse| wire::read(r, &request, &what)).await
+        self.http.call(&self.config, request, token).await
     }
 
     /// The token for the next request (`None`: anonymous); a service account's from the cache, or
@@ -240,6 +232,27 @@ impl GcsStore {
                 Ok(Some(token.token))
             }
         }
+    }
+}
+
+/// GCS's requests, with the bearer token, and its answers.
+impl Protocol for GcsConfig {
+    fn build(
+        &self,
+        request: &Request<'_>,
+        _now: Timestamp,
+        token: Option<&str>,
+    ) -> StoreResult<(HttpRequest, Vec<String>)> {
+        let target = wire::Target { endpoint: &self.parsed, bucket: &self.bucket };
+        let mut http = target.for_request(request);
+        if let Some(token) = token {
+            http.headers.push(("authorization".to_owned(), format!("Bearer {token}")));
+        }
+        Ok((http, Vec::new()))
+    }
+
+    fn read(&self, request: &Request<'_>, response: HttpResponse, what: &dyn fmt::Display) -> StoreResult<Reply> {
+        wire::read(response, request, what)
     }
 }
 

@@ -28,7 +28,7 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 
-use super::{FailureKind, StoreError, StoreResult};
+use super::{FailureKind, Reply, Request, StoreError, StoreResult};
 use crate::base::error::{Error, Result, quoted};
 use crate::base::future::{Either, race};
 use crate::time::{Clock, Timestamp};
@@ -60,6 +60,22 @@ impl HttpClient {
 
     pub(crate) fn server_time(&self) -> Option<Timestamp> {
         self.server_time.get()
+    }
+
+    /// One store request over HTTP: built and authorized by `protocol`, sent, its answer read by
+    /// it. One asynchronous path for every HTTP store (their own parts are plain functions), so
+    /// the wasm carries it once. `token` is a bearer token the caller fetched (GCS).
+    pub(crate) async fn call(
+        &self,
+        protocol: &dyn Protocol,
+        request: Request<'_>,
+        token: Option<String>,
+    ) -> StoreResult<Reply> {
+        let what = Operation(request.verb(), request.key());
+        let (http, mut secrets) = protocol.build(&request, self.now()?, token.as_deref())?;
+        secrets.extend(token);
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        self.exchange(http, &what, &secrets, |r| protocol.read(&request, r, &what)).await
     }
 
     /// Send one request and read its response with `read`; errors come back sanitised (none of
@@ -101,6 +117,22 @@ impl HttpClient {
             }
         }
     }
+}
+
+/// What an HTTP store is on top of the kit: how a store request becomes an HTTP request, and what
+/// the answer means. Both pure (sans-IO); [`HttpClient::call`] does the rest.
+pub(crate) trait Protocol {
+    /// The HTTP request for `request`, signed or authorized as of `now` (with `token` where the
+    /// store takes a bearer token), and the strings no error may show (a signature, a key).
+    fn build(
+        &self,
+        request: &Request<'_>,
+        now: Timestamp,
+        token: Option<&str>,
+    ) -> StoreResult<(HttpRequest, Vec<String>)>;
+
+    /// The answer to `request`.
+    fn read(&self, request: &Request<'_>, response: HttpResponse, what: &dyn fmt::Display) -> StoreResult<Reply>;
 }
 
 /// A timeout in seconds as every store's options take it: a number > 0.

@@ -21,7 +21,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 
-use super::http::{Endpoint, HttpClient, Operation, validate_timeout};
+use super::http::{Endpoint, HttpClient, Protocol, validate_timeout};
 use super::{ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreResult, StoredObject, WriteMeta};
 use crate::base::error::{Error, Result};
 use crate::time::{Clock, Timestamp};
@@ -299,26 +299,9 @@ impl S3Store {
         &self.config
     }
 
-    /// Send one request and read its response with `read`; the secrets (and the request's
-    /// signature) never appear in an error.
-    async fn exchange<T>(
-        &self,
-        request: HttpRequest,
-        what: &dyn fmt::Display,
-        read: impl FnOnce(HttpResponse) -> StoreResult<T>,
-    ) -> StoreResult<T> {
-        let signature = request
-            .header("authorization")
-            .and_then(|a| crate::base::text::rsplit_once(a, "Signature="))
-            .map(|(_, s)| s.to_owned());
-        let mut secrets = self.config.secrets();
-        secrets.extend(signature.as_deref());
-        self.http.exchange(request, what, &secrets, read).await
-    }
-
-    /// The time a request is signed at (SigV4 needs real time: servers refuse skewed signatures).
-    fn signing_time(&self) -> StoreResult<Timestamp> {
-        self.http.now()
+    /// Every operation's one request (through the HTTP kit's one call).
+    async fn call(&self, request: Request<'_>) -> StoreResult<Reply> {
+        self.http.call(&self.config, request, None).await
     }
 }
 
@@ -365,25 +348,37 @@ impl ObjectStore for S3Store {
     }
 }
 
-impl S3Store {
-    /// Every operation's one request: built and signed, sent, its answer read (each step written
-    /// once for all operations, so the wasm carries one copy).
-    async fn call(&self, request: Request<'_>) -> StoreResult<Reply> {
-        let what = Operation(request.verb(), request.key());
-        let at = self.signing_time()?;
-        let config = &self.config;
-        let http = match request {
-            Request::Get(key) => config.get_object_request(key, at),
+/// S3's requests and answers (SigV4 needs real time: servers refuse skewed signatures).
+impl Protocol for S3Config {
+    fn build(
+        &self,
+        request: &Request<'_>,
+        at: Timestamp,
+        _token: Option<&str>,
+    ) -> StoreResult<(HttpRequest, Vec<String>)> {
+        let http = match *request {
+            Request::Get(key) => self.get_object_request(key, at),
             Request::Put { key, body, precondition, meta } => {
-                config.put_object_request(key, body, precondition, meta, at)?
+                self.put_object_request(key, body, precondition, meta, at)?
             }
-            Request::Delete(key) => config.delete_object_request(key, at),
-            Request::DeleteIfMatch { key, etag } => config.delete_object_if_match_request(key, etag, at),
+            Request::Delete(key) => self.delete_object_request(key, at),
+            Request::DeleteIfMatch { key, etag } => self.delete_object_if_match_request(key, etag, at),
             Request::List { prefix, start_after, cursor } => {
-                config.list_objects_v2_request(prefix, start_after, cursor, at)
+                self.list_objects_v2_request(prefix, start_after, cursor, at)
             }
         };
-        self.exchange(http, &what, |r| response::read(r, &request, &what)).await
+        // The secret key, the session token and the request's signature never appear in an error.
+        let mut secrets: Vec<String> = self.secrets().into_iter().map(str::to_owned).collect();
+        secrets.extend(
+            http.header("authorization")
+                .and_then(|a| crate::base::text::rsplit_once(a, "Signature="))
+                .map(|(_, s)| s.to_owned()),
+        );
+        Ok((http, secrets))
+    }
+
+    fn read(&self, request: &Request<'_>, response: HttpResponse, what: &dyn fmt::Display) -> StoreResult<Reply> {
+        response::read(response, request, what)
     }
 }
 
