@@ -1,25 +1,46 @@
 //! claim: a unique constraint. Put-if-absent; the loser reads the winner back. Exactly one caller
 //! wins; every loser converges on the winner's value. Claims are immutable: there is no unclaim.
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::base::error::{Error, Result};
+use crate::base::error::{Error, Result, quoted};
 use crate::codec::json::{self, checked};
 use crate::objects::Objects;
 
 /// Attempts when the key keeps vanishing between a lost put and the read-back.
 const CLAIM_ATTEMPTS: u32 = 8;
 
-/// The outcome of a claim: whether this caller won, and the winning value either way.
+/// The outcome of a claim: whether this caller won, and the winning value either way, as `T`
+/// (any `serde` type; `serde_json::Value` by default).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Claim {
+pub struct Claim<T = Value> {
     /// This caller's put created the key.
     pub won: bool,
     pub key: String,
     /// The winner's value (this caller's own when it won).
-    pub value: Value,
+    pub value: T,
     /// The etag of the claim object.
     pub etag: String,
+}
+
+impl Claim {
+    /// The claim with its value as `T`; a winner's value that is not a `T` is
+    /// [`Error::Corrupt`], naming the key and what serde said.
+    pub(crate) fn typed<T: DeserializeOwned>(self) -> Result<Claim<T>> {
+        let Claim { won, key, value, etag } = self;
+        match serde_json::from_value(value) {
+            Ok(value) => Ok(Claim { won, key, value, etag }),
+            Err(e) => Err(Error::corrupt(&key, format!("the claimed value is not the type asked for: {e}"))),
+        }
+    }
+}
+
+/// `value` as the JSON fencepost stores; one that does not serialize (a map with non-string
+/// keys, a failing `Serialize`) is an [`Error::InvalidArgument`] naming `what` and the key.
+pub(crate) fn to_json<T: serde::Serialize>(value: &T, what: &str, key: &str) -> Result<Value> {
+    serde_json::to_value(value)
+        .map_err(|e| Error::invalid(format!("the {what} for {} does not serialize as JSON: {e}", quoted(key))))
 }
 
 /// Claim `key` for `value` (see `Fencepost::claim`).

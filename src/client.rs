@@ -91,7 +91,36 @@ impl Fencepost {
     /// # Ok::<(), fencepost::Error>(())
     /// # }).unwrap();
     /// ```
-    pub async fn claim(&self, key: &str, value: Value) -> Result<Claim> {
+    ///
+    /// Any `serde` type is a value: the claim comes back with the winner's value as that type
+    /// (a winner written as another shape is [`Error::Corrupt`], naming the key and serde's error).
+    ///
+    /// ```
+    /// # use std::rc::Rc;
+    /// # use fencepost::{Fencepost, Options, store::MemoryStore};
+    /// #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    /// struct Tick { by: String, attempt: u32 }
+    ///
+    /// # futures::executor::block_on(async {
+    /// # let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+    /// let first = db.claim("cron/tick", Tick { by: "a".into(), attempt: 1 }).await?;
+    /// let second = db.claim("cron/tick", Tick { by: "b".into(), attempt: 1 }).await?;
+    /// assert!(first.won && !second.won);
+    /// assert_eq!(second.value, Tick { by: "a".into(), attempt: 1 });
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn claim<T: serde::Serialize + serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+        value: T,
+    ) -> Result<Claim<T>> {
+        let value = claim::to_json(&value, "claim value", key)?;
+        self.claim_value(key, value).await?.typed()
+    }
+
+    /// [`Fencepost::claim`] of a JSON value, the form every binding calls (no serde round trip).
+    pub(crate) async fn claim_value(&self, key: &str, value: Value) -> Result<Claim> {
         let (objects, call) = self.objects.call("claim");
         Call::end(call, &self.objects, key, claim::claim(&objects, key, value).await)
     }

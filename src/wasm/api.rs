@@ -291,7 +291,7 @@ impl JsFencepost {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move {
-                let c = db.claim(&key, js_json(&value, "value")?).await?;
+                let c = db.claim_value(&key, js_json(&value, "value")?).await?;
                 Ok(array([c.won.into(), c.key.into(), text(&c.value).into(), c.etag.into()]))
             }
         })

@@ -980,3 +980,38 @@ fn redaction_never_rewrites_text_that_is_not_a_secret() {
     let out = crate::store::http::sanitize(err(&format!("token=x&secret={long}&y")), &[long]);
     assert_eq!(out.message, "token=x&secret=[redacted]&y");
 }
+
+#[test]
+fn config_from_the_aws_environment() {
+    let vars = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+    };
+    let aws = S3Config::from_vars(
+        "b",
+        vars(&[("AWS_ACCESS_KEY_ID", "AKID"), ("AWS_SECRET_ACCESS_KEY", "s"), ("AWS_DEFAULT_REGION", "eu-west-3")]),
+    )
+    .unwrap();
+    assert_eq!(
+        (aws.endpoint(), aws.region(), aws.addressing()),
+        ("https://s3.eu-west-3.amazonaws.com", "eu-west-3", Addressing::VirtualHosted)
+    );
+    let r2 = S3Config::from_vars(
+        "b",
+        vars(&[
+            ("AWS_ACCESS_KEY_ID", "AKID"),
+            ("AWS_SECRET_ACCESS_KEY", "s"),
+            ("AWS_SESSION_TOKEN", "tok"),
+            ("AWS_REGION", "auto"),
+            ("AWS_ENDPOINT_URL", "https://other.example"),
+            ("AWS_ENDPOINT_URL_S3", "https://acct.r2.cloudflarestorage.com"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(
+        (r2.endpoint(), r2.region(), r2.addressing()),
+        ("https://acct.r2.cloudflarestorage.com", "auto", Addressing::Path)
+    );
+    assert!(format!("{r2:?}").contains("session_token: Some(\"[redacted]\")"));
+    let missing = S3Config::from_vars("b", vars(&[("AWS_ACCESS_KEY_ID", "AKID")])).unwrap_err();
+    assert_eq!(missing.to_string(), "invalid argument: AWS_SECRET_ACCESS_KEY is not set");
+}
