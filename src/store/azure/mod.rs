@@ -15,10 +15,8 @@ mod wire;
 use std::fmt;
 use std::rc::Rc;
 
-use async_trait::async_trait;
-
 use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpRequest, HttpResponse, HttpTransport, Protocol};
-use super::{ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreResult, StoredObject, WriteMeta};
+use super::{Reply, Request, StoreResult};
 use crate::base::error::{Error, Result, quoted};
 use crate::time::{Clock, Timestamp};
 
@@ -211,6 +209,11 @@ impl AzureStore {
     async fn call(&self, request: Request<'_>) -> StoreResult<Reply> {
         self.http.call(&self.config, request, None).await
     }
+
+    /// Azure honours `If-Match` on Delete Blob.
+    fn deletes_conditionally(&self) -> bool {
+        true
+    }
 }
 
 /// Azure's requests, dated and authorized, and its answers. No secret (the key, the SAS token, the
@@ -258,41 +261,6 @@ impl fmt::Debug for AzureStore {
     }
 }
 
-#[async_trait(?Send)]
-impl ObjectStore for AzureStore {
-    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        self.call(Request::Get(key)).await.map(Reply::into_object)
-    }
-
-    async fn put(
-        &self,
-        key: &str,
-        body: &[u8],
-        precondition: &Precondition,
-        meta: &WriteMeta,
-    ) -> StoreResult<PutOutcome> {
-        self.call(Request::Put { key, body, precondition, meta }).await.map(Reply::into_put)
-    }
-
-    async fn delete(&self, key: &str) -> StoreResult<()> {
-        self.call(Request::Delete(key)).await.map(|_| ())
-    }
-
-    async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
-        self.call(Request::DeleteIfMatch { key, etag }).await.map(Reply::into_deleted)
-    }
-
-    fn conditional_delete(&self) -> bool {
-        true
-    }
-
-    /// Azure has no "start after" for listings: `start_after` is applied to the pages as they come
-    /// (by the objects layer), so a listing that starts late still reads from the prefix's start.
-    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
-        self.call(Request::List { prefix, start_after, cursor }).await.map(Reply::into_page)
-    }
-
-    fn server_time(&self) -> Option<Timestamp> {
-        self.http.server_time()
-    }
-}
+// Azure has no "start after" for listings: the objects layer applies `start_after` to the pages
+// as they come, so a listing that starts late still reads from the prefix's start.
+crate::store::http::http_object_store!(AzureStore);

@@ -148,14 +148,8 @@ fn meta_header(name: &str) -> String {
 pub(crate) fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<Option<StoredObject>> {
     match response.status {
         200..=299 => {
-            let etag = response
-                .header("etag")
-                .map(normalize_etag)
-                .filter(|e| !e.is_empty())
-                .ok_or_else(|| http::malformed(what, "a blob without an ETag"))?;
-            let meta = WriteMeta::from_entries(|name| response.header(&meta_header(name)).map(str::to_owned));
-            let last_modified = response.header("last-modified").and_then(Timestamp::parse_http_date);
-            Ok(Some(StoredObject { body: response.body, etag, meta, last_modified }))
+            let etag = response.header("etag").map(normalize_etag);
+            http::stored_object(response, etag, meta_header, what).map(Some)
         }
         404 if code(&response).as_deref() == Some("BlobNotFound") => Ok(None),
         _ => Err(failure(&response, what)),
@@ -174,13 +168,7 @@ pub(crate) fn read_put(
     match (response.status, precondition, code.as_deref()) {
         (200..=299, ..) => match response.header("etag").map(normalize_etag).filter(|e| !e.is_empty()) {
             Some(etag) => Ok(PutOutcome::Written { etag }),
-            // The write landed but cannot be named: the retry layer reads it back.
-            None => Err(StoreError::new(
-                FailureKind::Indeterminate,
-                Some("MissingETag"),
-                Some(response.status),
-                format!("{what}: success without an ETag"),
-            )),
+            None => Err(http::unnamed_write(&response, what)),
         },
         (412, Precondition::IfAbsent | Precondition::IfMatch(_), _)
         | (409, Precondition::IfAbsent, Some("BlobAlreadyExists"))

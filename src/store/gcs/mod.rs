@@ -17,15 +17,13 @@ mod wire;
 use std::fmt;
 use std::rc::Rc;
 
-use async_trait::async_trait;
-
 pub use auth::{AccessToken, Rs256Signer, ServiceAccount, TokenSource};
 #[cfg(all(feature = "gcs-service-account", not(target_arch = "wasm32")))]
 #[cfg_attr(docsrs, doc(cfg(feature = "gcs-service-account")))]
 pub use rsa_signer::RsaSigner;
 
 use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpRequest, HttpResponse, HttpTransport, Protocol};
-use super::{ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreResult, StoredObject, WriteMeta};
+use super::{Reply, Request, StoreResult};
 use crate::base::error::{Error, Result, quoted};
 use crate::time::{Clock, Timestamp};
 use auth::Auth;
@@ -209,8 +207,18 @@ impl GcsStore {
 
     /// Every operation's one request (through the HTTP kit's one call), with its token.
     async fn call(&self, request: Request<'_>) -> StoreResult<Reply> {
+        if let Request::DeleteIfMatch { etag, .. } = request {
+            if !wire::is_generation(&crate::store::normalize_etag(etag)) {
+                // Not a version this store handed out (an S3 ETag, a typo): it cannot match.
+                return Ok(Reply::Deleted(false));
+            }
+        }
         let token = self.access_token().await?;
         self.http.call(&self.config, request, token).await
+    }
+
+    fn deletes_conditionally(&self) -> bool {
+        self.config.conditional_delete
     }
 
     /// The token for the next request (`None`: anonymous); a service account's from the cache, or
@@ -262,44 +270,5 @@ impl fmt::Debug for GcsStore {
     }
 }
 
-#[async_trait(?Send)]
-impl ObjectStore for GcsStore {
-    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        self.call(Request::Get(key)).await.map(Reply::into_object)
-    }
-
-    async fn put(
-        &self,
-        key: &str,
-        body: &[u8],
-        precondition: &Precondition,
-        meta: &WriteMeta,
-    ) -> StoreResult<PutOutcome> {
-        self.call(Request::Put { key, body, precondition, meta }).await.map(Reply::into_put)
-    }
-
-    async fn delete(&self, key: &str) -> StoreResult<()> {
-        self.call(Request::Delete(key)).await.map(|_| ())
-    }
-
-    async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
-        if !wire::is_generation(&crate::store::normalize_etag(etag)) {
-            // Not a version this store handed out (an S3 ETag, a typo): it cannot match.
-            return Ok(false);
-        }
-        self.call(Request::DeleteIfMatch { key, etag }).await.map(Reply::into_deleted)
-    }
-
-    fn conditional_delete(&self) -> bool {
-        self.config.conditional_delete
-    }
-
-    /// `startOffset` is inclusive; the objects layer drops the key `start_after` itself.
-    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
-        self.call(Request::List { prefix, start_after, cursor }).await.map(Reply::into_page)
-    }
-
-    fn server_time(&self) -> Option<Timestamp> {
-        self.http.server_time()
-    }
-}
+// `startOffset` is inclusive; the objects layer drops the key `start_after` itself.
+crate::store::http::http_object_store!(GcsStore);

@@ -12,8 +12,7 @@ use crate::codec::json::string_literal as literal;
 use crate::store::http::encode::{canonical_query, encode_query_component};
 use crate::store::http::{self, Endpoint, HttpRequest, HttpResponse};
 use crate::store::{
-    FailureKind, ListPage, Listed, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult, StoredObject,
-    WriteMeta,
+    ListPage, Listed, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult, StoredObject, WriteMeta,
 };
 use crate::time::Timestamp;
 
@@ -139,16 +138,9 @@ pub(crate) fn read(response: HttpResponse, request: &Request<'_>, what: &dyn std
 pub(crate) fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<Option<StoredObject>> {
     match response.status {
         200..=299 => {
-            let etag = response
-                .header("x-goog-generation")
-                .map(str::trim)
-                .filter(|g| is_generation(g))
-                .ok_or_else(|| http::malformed(what, "a download without x-goog-generation"))?
-                .to_owned();
-            let meta =
-                WriteMeta::from_entries(|name| response.header(&format!("{META_PREFIX}{name}")).map(str::to_owned));
-            let last_modified = response.header("last-modified").and_then(Timestamp::parse_http_date);
-            Ok(Some(StoredObject { body: response.body, etag, meta, last_modified }))
+            let generation = response.header("x-goog-generation").map(str::trim).filter(|g| is_generation(g));
+            let generation = generation.map(str::to_owned);
+            http::stored_object(response, generation, |name| format!("{META_PREFIX}{name}"), what).map(Some)
         }
         404 if !is_missing_bucket(&response) => Ok(None),
         _ => Err(failure(&response, what)),
@@ -166,13 +158,7 @@ pub(crate) fn read_put(
     match response.status {
         200..=299 => match object_resource(&response.body).and_then(|o| generation_of(&o)) {
             Some(etag) => Ok(PutOutcome::Written { etag }),
-            // The write landed but cannot be named: the retry layer reads it back.
-            None => Err(StoreError::new(
-                FailureKind::Indeterminate,
-                Some("MissingGeneration"),
-                Some(response.status),
-                format!("{what}: success without the object's generation"),
-            )),
+            None => Err(http::unnamed_write(&response, what)),
         },
         412 if conditional => Ok(PutOutcome::PreconditionFailed),
         404 if conditional && !is_missing_bucket(&response) => Ok(PutOutcome::PreconditionFailed),
@@ -263,6 +249,7 @@ pub(crate) fn failure(response: &HttpResponse, what: &dyn std::fmt::Display) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::FailureKind;
 
     fn response(status: u16, headers: &[(&str, &str)], body: &str) -> HttpResponse {
         HttpResponse {

@@ -28,7 +28,7 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 
-use super::{FailureKind, Reply, Request, StoreError, StoreResult};
+use super::{FailureKind, Reply, Request, StoreError, StoreResult, StoredObject, WriteMeta};
 use crate::base::error::{Error, Result, quoted};
 use crate::base::future::{Either, race};
 use crate::time::{Clock, Timestamp};
@@ -135,6 +135,59 @@ pub(crate) trait Protocol {
     fn read(&self, request: &Request<'_>, response: HttpResponse, what: &dyn fmt::Display) -> StoreResult<Reply>;
 }
 
+/// The [`crate::store::ObjectStore`] of an HTTP store: every operation is the store's own
+/// `call(request)` (its token, then [`HttpClient::call`]); `deletes_conditionally()` says whether
+/// `delete_if_match` may be used; the server time is its client's. Written once for the three.
+macro_rules! http_object_store {
+    ($store:ty) => {
+        #[async_trait::async_trait(?Send)]
+        impl $crate::store::ObjectStore for $store {
+            async fn get(&self, key: &str) -> $crate::store::StoreResult<Option<$crate::store::StoredObject>> {
+                self.call($crate::store::Request::Get(key)).await.map($crate::store::Reply::into_object)
+            }
+
+            async fn put(
+                &self,
+                key: &str,
+                body: &[u8],
+                precondition: &$crate::store::Precondition,
+                meta: &$crate::store::WriteMeta,
+            ) -> $crate::store::StoreResult<$crate::store::PutOutcome> {
+                let request = $crate::store::Request::Put { key, body, precondition, meta };
+                self.call(request).await.map($crate::store::Reply::into_put)
+            }
+
+            async fn delete(&self, key: &str) -> $crate::store::StoreResult<()> {
+                self.call($crate::store::Request::Delete(key)).await.map(|_| ())
+            }
+
+            async fn delete_if_match(&self, key: &str, etag: &str) -> $crate::store::StoreResult<bool> {
+                let request = $crate::store::Request::DeleteIfMatch { key, etag };
+                self.call(request).await.map($crate::store::Reply::into_deleted)
+            }
+
+            fn conditional_delete(&self) -> bool {
+                self.deletes_conditionally()
+            }
+
+            async fn list_page(
+                &self,
+                prefix: &str,
+                start_after: Option<&str>,
+                cursor: Option<&str>,
+            ) -> $crate::store::StoreResult<$crate::store::ListPage> {
+                let request = $crate::store::Request::List { prefix, start_after, cursor };
+                self.call(request).await.map($crate::store::Reply::into_page)
+            }
+
+            fn server_time(&self) -> Option<$crate::time::Timestamp> {
+                self.http.server_time()
+            }
+        }
+    };
+}
+pub(crate) use http_object_store;
+
 /// A timeout in seconds as every store's options take it: a number > 0.
 pub(crate) fn validate_timeout(service: &str, timeout: f64) -> Result<()> {
     if timeout.is_finite() && timeout > 0.0 {
@@ -160,6 +213,34 @@ impl fmt::Display for Operation<'_> {
 /// the middle of the second it names.
 pub(crate) fn server_time(response: &HttpResponse) -> Option<Timestamp> {
     response.header("date").and_then(Timestamp::parse_http_date).map(|t| t.plus_secs(0.5))
+}
+
+/// The object of a successful GET: its body, `etag` (its version, as the store names it), the
+/// write provenance from the `meta_header(name)` headers, `Last-Modified`. No version is a
+/// `MalformedResponse`.
+pub(crate) fn stored_object(
+    response: HttpResponse,
+    etag: Option<String>,
+    meta_header: impl Fn(&str) -> String,
+    what: &dyn fmt::Display,
+) -> StoreResult<StoredObject> {
+    let Some(etag) = etag.filter(|e| !e.is_empty()) else {
+        return Err(StoreError { status: Some(response.status), ..malformed(what, "an object without its version") });
+    };
+    let meta = WriteMeta::from_entries(|name| response.header(&meta_header(name)).map(str::to_owned));
+    let last_modified = response.header("last-modified").and_then(Timestamp::parse_http_date);
+    Ok(StoredObject { body: response.body, etag, meta, last_modified })
+}
+
+/// A write the store acknowledged without naming the version it made: it landed, so the retry
+/// layer reads it back rather than retrying blindly.
+pub(crate) fn unnamed_write(response: &HttpResponse, what: &dyn fmt::Display) -> StoreError {
+    StoreError::new(
+        FailureKind::Indeterminate,
+        Some("MissingETag"),
+        Some(response.status),
+        format!("{what}: success without the version written"),
+    )
 }
 
 /// A store answer fencepost cannot read.

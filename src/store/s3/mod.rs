@@ -19,10 +19,8 @@ use crate::base::error::quoted;
 use std::fmt;
 use std::rc::Rc;
 
-use async_trait::async_trait;
-
 use super::http::{Endpoint, HttpClient, Protocol, validate_timeout};
-use super::{ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreResult, StoredObject, WriteMeta};
+use super::{Reply, Request, StoreResult};
 use crate::base::error::{Error, Result};
 use crate::time::{Clock, Timestamp};
 
@@ -336,6 +334,11 @@ impl S3Store {
     async fn call(&self, request: Request<'_>) -> StoreResult<Reply> {
         self.http.call(&self.config, request, None).await
     }
+
+    /// S3 honours `If-Match` on DELETE (since 2025; SeaweedFS and moto too).
+    fn deletes_conditionally(&self) -> bool {
+        true
+    }
 }
 
 impl fmt::Debug for S3Store {
@@ -344,42 +347,7 @@ impl fmt::Debug for S3Store {
     }
 }
 
-#[async_trait(?Send)]
-impl ObjectStore for S3Store {
-    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        self.call(Request::Get(key)).await.map(Reply::into_object)
-    }
-
-    async fn put(
-        &self,
-        key: &str,
-        body: &[u8],
-        precondition: &Precondition,
-        meta: &WriteMeta,
-    ) -> StoreResult<PutOutcome> {
-        self.call(Request::Put { key, body, precondition, meta }).await.map(Reply::into_put)
-    }
-
-    async fn delete(&self, key: &str) -> StoreResult<()> {
-        self.call(Request::Delete(key)).await.map(|_| ())
-    }
-
-    async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
-        self.call(Request::DeleteIfMatch { key, etag }).await.map(Reply::into_deleted)
-    }
-
-    fn conditional_delete(&self) -> bool {
-        true
-    }
-
-    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
-        self.call(Request::List { prefix, start_after, cursor }).await.map(Reply::into_page)
-    }
-
-    fn server_time(&self) -> Option<Timestamp> {
-        self.http.server_time()
-    }
-}
+crate::store::http::http_object_store!(S3Store);
 
 /// S3's requests and answers (SigV4 needs real time: servers refuse skewed signatures).
 impl Protocol for S3Config {

@@ -6,10 +6,8 @@ use super::xml::{self, ListBucketResult};
 pub(crate) use crate::store::http::malformed;
 use crate::store::http::{self, HttpResponse};
 use crate::store::{
-    FailureKind, ListPage, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult, StoredObject, WriteMeta,
-    normalize_etag,
+    ListPage, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult, StoredObject, normalize_etag,
 };
-use crate::time::Timestamp;
 
 /// The answer to `request`, read by the reader of its operation.
 pub(crate) fn read(response: HttpResponse, request: &Request<'_>, what: &dyn std::fmt::Display) -> StoreResult<Reply> {
@@ -34,11 +32,8 @@ pub(crate) fn read(response: HttpResponse, request: &Request<'_>, what: &dyn std
 pub fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<Option<StoredObject>> {
     match response.status {
         200..=299 => {
-            let etag = required_etag(&response, what)?;
-            let meta =
-                WriteMeta::from_entries(|name| response.header(&format!("{META_PREFIX}{name}")).map(str::to_owned));
-            let last_modified = response.header("last-modified").and_then(Timestamp::parse_http_date);
-            Ok(Some(StoredObject { body: response.body, etag, meta, last_modified }))
+            let etag = response.header("etag").map(normalize_etag);
+            http::stored_object(response, etag, |name| format!("{META_PREFIX}{name}"), what).map(Some)
         }
         404 if !is_missing_bucket(&response) => Ok(None),
         _ => Err(classify_failure(&response, what)),
@@ -56,13 +51,7 @@ pub fn read_put(
     match response.status {
         200..=299 => match response.header("etag").map(normalize_etag).filter(|e| !e.is_empty()) {
             Some(etag) => Ok(PutOutcome::Written { etag }),
-            // The write landed but we cannot name its version: let the retry layer read it back.
-            None => Err(StoreError::new(
-                FailureKind::Indeterminate,
-                Some("MissingETag"),
-                Some(response.status),
-                format!("{what}: success without an ETag"),
-            )),
+            None => Err(http::unnamed_write(&response, what)),
         },
         412 if conditional => Ok(PutOutcome::PreconditionFailed),
         404 if conditional && !is_missing_bucket(&response) => Ok(PutOutcome::PreconditionFailed),
@@ -111,16 +100,4 @@ pub fn classify_failure(response: &HttpResponse, what: &dyn std::fmt::Display) -
 /// A 404 about the bucket is a configuration error, never "the key is absent".
 fn is_missing_bucket(response: &HttpResponse) -> bool {
     xml::parse_error_body(&response.body).and_then(|b| b.code).as_deref() == Some("NoSuchBucket")
-}
-
-fn required_etag(response: &HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<String> {
-    match response.header("etag").map(normalize_etag).filter(|e| !e.is_empty()) {
-        Some(etag) => Ok(etag),
-        None => Err(StoreError::new(
-            FailureKind::Fatal,
-            Some("MalformedResponse"),
-            Some(response.status),
-            format!("{what}: object returned without an ETag"),
-        )),
-    }
 }

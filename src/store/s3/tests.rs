@@ -10,10 +10,11 @@ use futures::executor::block_on;
 
 use super::sigv4::{EMPTY_PAYLOAD_SHA256, sha256_hex};
 use super::*;
-use crate::store::StoreError;
 use crate::store::http::encode::percent_decode;
 use crate::store::{FailureKind, PrefixStore};
+use crate::store::{ObjectStore, Precondition, PutOutcome, StoreError, WriteMeta};
 use crate::time::{ManualClock, Timestamp};
+use async_trait::async_trait;
 
 const SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 const SESSION: &str = "FwoGZXIvYXdzSESSIONTOKENEXAMPLE";
