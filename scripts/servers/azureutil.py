@@ -32,6 +32,7 @@ import sys
 import time
 import urllib.parse
 from email.utils import formatdate
+from readiness import wait_ready
 
 VERSION = "2021-08-06"
 DEV_ACCOUNT = "devstoreaccount1"
@@ -153,35 +154,20 @@ class Client:
         return self.request("PUT", self.container_path(), [("restype", "container")], **kw)
 
 
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
 def _wait(endpoint, account, key, container, timeout, pid):
     c = Client(endpoint, account, key, container, timeout=2.0)
-    deadline = time.monotonic() + float(timeout)
-    last = "no answer yet"
-    while time.monotonic() < deadline:
-        if not _alive(int(pid)):
-            sys.exit(f"azureutil: server process {pid} exited before it was ready ({last})")
-        try:
-            r = c.container_properties()
-            if r.status == 200:
-                return
-            last = f"HTTP {r.status} {r.code}"
-            if r.status == 404:
-                r = c.create_container()
-                if r.status not in (201, 409):
-                    last = f"create container: HTTP {r.status} {r.code}"
-                continue
-        except OSError as e:
-            last = f"{type(e).__name__}: {e}"
-        time.sleep(0.05)
-    sys.exit(f"azureutil: {endpoint} container {container} not ready after {timeout}s ({last})")
+
+    def attempt():
+        r = c.container_properties()
+        if r.status == 200:
+            return True
+        if r.status == 404:
+            r = c.create_container()
+            if r.status not in (201, 409):
+                return f"create container: HTTP {r.status} {r.code}"
+        return f"HTTP {r.status} {r.code}"
+
+    wait_ready("azureutil", f"{endpoint} container {container}", timeout, pid, attempt)
 
 
 def main(argv):

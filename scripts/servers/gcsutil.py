@@ -23,6 +23,7 @@ import sys
 import time
 import urllib.parse
 import uuid
+from readiness import wait_ready
 
 
 class Response:
@@ -111,35 +112,20 @@ class Client:
                             {"Content-Type": "application/json"}, json.dumps({"name": self.bucket}).encode())
 
 
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
 def _wait(endpoint, bucket, timeout, pid):
     c = Client(endpoint, bucket, timeout=2.0)
-    deadline = time.monotonic() + float(timeout)
-    last = "no answer yet"
-    while time.monotonic() < deadline:
-        if not _alive(int(pid)):
-            sys.exit(f"gcsutil: server process {pid} exited before it was ready ({last})")
-        try:
-            r = c.get_bucket()
-            if r.status == 200:
-                return
-            last = f"HTTP {r.status}"
-            if r.status == 404:
-                r = c.create_bucket()
-                if r.status not in (200, 409):
-                    last = f"create bucket: HTTP {r.status} {r.body[:200]!r}"
-                continue
-        except OSError as e:
-            last = f"{type(e).__name__}: {e}"
-        time.sleep(0.05)
-    sys.exit(f"gcsutil: {endpoint} bucket {bucket} not ready after {timeout}s ({last})")
+
+    def attempt():
+        r = c.get_bucket()
+        if r.status == 200:
+            return True
+        if r.status == 404:
+            r = c.create_bucket()
+            if r.status not in (200, 409):
+                return f"create bucket: HTTP {r.status} {r.body[:200]!r}"
+        return f"HTTP {r.status}"
+
+    wait_ready("gcsutil", f"{endpoint} bucket {bucket}", timeout, pid, attempt)
 
 
 def main(argv):
@@ -149,7 +135,7 @@ def main(argv):
     if cmd == "wait":
         _wait(*args[:4])
     elif cmd == "buckets":
-        # More buckets next to the first: one per suite (see SUITE_BUCKETS in start.sh).
+        # More buckets next to the first: start.sh makes one per suite.
         endpoint, names = args[0], args[1:]
         for name in names:
             r = Client(endpoint, name, timeout=5.0).create_bucket()

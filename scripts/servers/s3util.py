@@ -19,6 +19,7 @@ import random
 import socket
 import sys
 import time
+from readiness import wait_ready
 
 
 def client(endpoint, access_key, secret_key, region="us-east-1", timeout=10.0, signed=True):
@@ -82,38 +83,27 @@ def pick_ports(n, paired):
     return chosen
 
 
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
 def _wait(endpoint, bucket, ak, sk, region, timeout, pid, create):
     from botocore.exceptions import BotoCoreError, ClientError
 
     s3 = client(endpoint, ak, sk, region, timeout=2.0)
-    deadline = time.monotonic() + float(timeout)
-    last = "no answer yet"
-    while time.monotonic() < deadline:
-        if not _alive(int(pid)):
-            sys.exit(f"s3util: server process {pid} exited before it was ready ({last})")
+
+    def attempt():
         try:
             s3.list_objects_v2(Bucket=bucket, MaxKeys=1)
-            return
+            return True
         except ClientError as e:
             status, code = status_of(e)
-            last = f"HTTP {status} {code}"
             if status == 404 and create:
                 try:
                     s3.create_bucket(Bucket=bucket)
                 except (ClientError, BotoCoreError) as e2:
-                    last = f"create bucket: {e2}"
+                    return f"create bucket: {e2}"
+            return f"HTTP {status} {code}"
         except BotoCoreError as e:
-            last = f"{type(e).__name__}: {e}"
-        time.sleep(0.1)
-    sys.exit(f"s3util: {endpoint} bucket {bucket} not ready after {timeout}s ({last})")
+            return f"{type(e).__name__}: {e}"
+
+    wait_ready("s3util", f"{endpoint} bucket {bucket}", timeout, pid, attempt, pause=0.1)
 
 
 def _cors(endpoint, bucket, ak, sk, region):
