@@ -93,7 +93,7 @@ impl Fencepost {
     /// ```
     ///
     /// Any `serde` type is a value: the claim comes back with the winner's value as that type
-    /// (a winner written as another shape is [`Error::Corrupt`], naming the key and serde's error).
+    /// (a winner written as another shape is [`crate::Error::Corrupt`], naming the key and serde's error).
     ///
     /// ```
     /// # use std::rc::Rc;

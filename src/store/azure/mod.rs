@@ -185,7 +185,7 @@ impl AzureConfigBuilder {
     }
 }
 
-/// An [`ObjectStore`] on Azure Blob Storage. Clones share the transport, the clock and the latest
+/// An [`ObjectStore`](crate::store::ObjectStore) on Azure Blob Storage. Clones share the transport, the clock and the latest
 /// server time.
 #[derive(Clone)]
 pub struct AzureStore {

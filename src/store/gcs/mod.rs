@@ -186,7 +186,7 @@ impl GcsConfigBuilder {
     }
 }
 
-/// An [`ObjectStore`] on Google Cloud Storage. Clones share the transport, the clock, the cached
+/// An [`ObjectStore`](crate::store::ObjectStore) on Google Cloud Storage. Clones share the transport, the clock, the cached
 /// access token and the latest server time.
 #[derive(Clone)]
 pub struct GcsStore {

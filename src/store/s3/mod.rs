@@ -310,7 +310,7 @@ fn validate_access_key_id(id: &str) -> Result<()> {
     Ok(())
 }
 
-/// An [`ObjectStore`] on S3. One call is one HTTP request (a list, one per page). Clones share the
+/// An [`ObjectStore`](crate::store::ObjectStore) on S3. One call is one HTTP request (a list, one per page). Clones share the
 /// transport, the clock and the latest server time.
 #[derive(Clone)]
 pub struct S3Store {
