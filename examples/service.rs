@@ -14,14 +14,17 @@
 //! cargo run --example service --features reqwest -- selftest           # plays both sides under a fresh prefix
 //! ```
 //!
-//! It runs on a tokio current-thread runtime, as a single-threaded service would (fencepost's
-//! handles are `Rc`s): `ReqwestTransport` then sends its requests on that runtime.
+//! It runs on a tokio current-thread runtime; `ReqwestTransport` then sends its requests on that
+//! runtime. fencepost's handles are `Send + Sync + Clone` and their futures `Send`, so a
+//! multi-threaded runtime serves as well, and work moves into `tokio::spawn`ed tasks (the
+//! selftest's job runs in one).
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use fencepost::store::PrefixStore;
-use fencepost::store::s3::{ReqwestTransport, S3Config, S3Store};
-use fencepost::{Clock, Error, Fencepost, LeaseOptions, Options, SystemClock, Timestamp, transition};
+use fencepost::store::s3::{S3Config, S3Store};
+use fencepost::{Clock, Error, Fencepost, LeaseOptions, Options, SystemClock, Timestamp};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 type Failure = Box<dyn std::error::Error>;
@@ -37,10 +40,11 @@ fn connect(extra_prefix: &str) -> Result<Fencepost, Failure> {
         S3Config::builder(&env("ENDPOINT")?, &env("BUCKET")?, &region, &env("ACCESS_KEY")?, &env("SECRET_KEY")?)
             .timeout(10.0)
             .build()?;
-    let store = S3Store::new(config, Rc::new(ReqwestTransport::new()?), Rc::new(SystemClock));
+    // Natively `S3Store::new` sends over reqwest (feature `reqwest`), dated by the system clock.
+    let store = S3Store::new(config)?;
     // Every key of this service under `prefix`: several users can share the bucket.
-    let store = PrefixStore::new(Rc::new(store), &prefix)?;
-    Ok(Fencepost::new(Rc::new(store), Options::default())?)
+    let store = PrefixStore::new(Arc::new(store), &prefix)?;
+    Ok(Fencepost::new(store, Options::default())?)
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -79,7 +83,7 @@ fn me() -> Value {
 async fn ticks(db: &Fencepost) -> fencepost::Result<Vec<Value>> {
     let mut out = Vec::new();
     for key in db.objects().list("cron/").await? {
-        let winner = db.doc(&key)?.get().await?.map(|d| d.value);
+        let winner = db.doc::<Value>(&key)?.get().await?.map(|d| d.value);
         out.push(json!({"key": key, "winner": winner}));
     }
     Ok(out)
@@ -88,7 +92,7 @@ async fn ticks(db: &Fencepost) -> fencepost::Result<Vec<Value>> {
 /// A job's lease document (`{epoch, holder, deadline_at, state}`), the holder left out: it is a
 /// credential.
 async fn status(db: &Fencepost, job: &str) -> fencepost::Result<Option<Value>> {
-    let Some(doc) = db.doc(&format!("jobs/{job}"))?.get().await? else { return Ok(None) };
+    let Some(doc) = db.doc::<Value>(&format!("jobs/{job}"))?.get().await? else { return Ok(None) };
     let v = doc.value;
     let deadline = v["deadline_at"].as_str().and_then(Timestamp::parse_rfc3339);
     let held = !v["holder"].is_null() && deadline > Some(SystemClock.now()?);
@@ -96,19 +100,27 @@ async fn status(db: &Fencepost, job: &str) -> fencepost::Result<Option<Value>> {
 }
 
 /// Ask the job to stop: a cooperative write on its lease (the holder is not fenced; it sees
-/// `cancel` on its next renewal or checkpoint). A finished job is left alone.
+/// `cancel` on its next renewal or checkpoint). A finished job is left alone. The state is handled
+/// as JSON: the Worker's jobs carry fields of their own (`runs`), kept as they are.
 async fn cancel(db: &Fencepost, job: &str) -> fencepost::Result<Option<Value>> {
-    db.cooperative_write(
-        &format!("jobs/{job}"),
-        &mut *transition(|mut state: Value| {
-            if state["status"] != json!("running") {
-                return Err(Error::invalid(format!("job is {}, not running", state["status"])));
-            }
-            state["cancel"] = json!(true);
-            Ok(state)
-        }),
-    )
+    db.cooperative_write(&format!("jobs/{job}"), |mut state: Value| {
+        if state["status"] != json!("running") {
+            return Err(Error::invalid(format!("job is {}, not running", state["status"])));
+        }
+        state["cancel"] = json!(true);
+        Ok(state)
+    })
     .await
+}
+
+/// The selftest job's state, as the Worker's jobs have it (`cancel` is set from outside).
+#[derive(Serialize, Deserialize, Debug, Clone)]
+struct Job {
+    status: String,
+    step: u32,
+    total: u32,
+    #[serde(default)]
+    cancel: bool,
 }
 
 /// Both sides on one bucket under a fresh prefix: a "Worker" and this service race for cron
@@ -136,36 +148,32 @@ async fn selftest() -> Result<(), Failure> {
     //    step is checkpointed.
     let job = "rollup-selftest";
     let job_key = format!("jobs/{job}");
-    let mut seed =
-        transition(|prev| Ok(if prev.is_null() { json!({"status": "running", "step": 0, "total": 6}) } else { prev }));
-    let run_job = worker.with_lease(
-        &job_key,
-        LeaseOptions::new(10.0),
-        Some(&mut *seed),
-        async |lease| -> fencepost::Result<&'static str> {
-            loop {
-                lease.renew().await?;
-                let state = lease.state();
-                if state["cancel"] == json!(true) {
-                    let mut last = state;
-                    last["status"] = json!("cancelled");
-                    lease.release(Some(last)).await?;
-                    return Ok("cancelled");
+    // In a task of its own, as a service would run it (the handle and the future are `Send`).
+    let run_job = tokio::spawn(async move {
+        let options = LeaseOptions::new(10.0).state_type::<Job>();
+        worker
+            .with_lease(&job_key, options, async |lease| -> fencepost::Result<&'static str> {
+                // A fresh job (no state yet): seed it, under the lease's fence.
+                if lease.state_value().is_null() {
+                    lease.write(&Job { status: "running".into(), step: 0, total: 6, cancel: false }).await?;
                 }
-                if state["step"] == state["total"] {
-                    return Ok("done");
+                loop {
+                    lease.renew().await?;
+                    let state = lease.state()?;
+                    if state.cancel {
+                        lease.release_with(&Job { status: "cancelled".into(), ..state }).await?;
+                        return Ok("cancelled");
+                    }
+                    if state.step == state.total {
+                        return Ok("done");
+                    }
+                    SystemClock.sleep(0.2).await; // the step's work
+                    let step = state.step + 1;
+                    lease.update_state(|s| Ok(Job { step, ..s })).await?;
                 }
-                SystemClock.sleep(0.2).await; // the step's work
-                let step = state["step"].as_i64().unwrap_or(0) + 1;
-                lease
-                    .update_state(&mut *transition(|mut s: Value| {
-                        s["step"] = json!(step);
-                        Ok(s)
-                    }))
-                    .await?;
-            }
-        },
-    );
+            })
+            .await
+    });
     let cancel_it = async {
         for _ in 0..100 {
             if let Some(st) = status(&service, job).await? {
@@ -178,6 +186,7 @@ async fn selftest() -> Result<(), Failure> {
         Ok(None)
     };
     let (outcome, cancelled) = tokio::join!(run_job, cancel_it);
+    let outcome = outcome?;
     check(cancelled?.is_some_and(|s| s["cancel"] == json!(true)), "the service's cooperative write landed");
     check(matches!(outcome, Ok(Some("cancelled"))), &format!("the Worker's job honoured the cancel ({outcome:?})"));
     let st = status(&service, job).await?.unwrap_or_default();

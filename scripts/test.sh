@@ -3,9 +3,9 @@
 # runs every stage, stops the servers, and prints one summary line.
 #
 #   scripts/test.sh            all stages
-#   scripts/test.sh node deno  only these stages (native lint servers native-s3 native-cloud service wasm node examples
-#                              types package deno bun edge cli workerd workers browser bundlers
-#                              playground demo rust-worker chaos sim)
+#   scripts/test.sh node deno  only these stages (native lint servers native-s3 native-cloud native-object-store
+#                              service axum wasm node examples types package deno bun edge cli workerd workers browser
+#                              bundlers playground demo rust-worker chaos sim)
 #
 # FENCEPOST_SKIP_BUILD=1 uses pkg/ as it is (its wasm already built): packed and installed, not rebuilt.
 set -uo pipefail
@@ -16,7 +16,7 @@ LOGS="$ROOT/.run/test-logs"
 mkdir -p "$LOGS"
 
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(native lint servers native-s3 native-cloud service wasm node examples types package deno bun edge cli workerd workers browser bundlers playground demo rust-worker chaos sim)
+[ ${#stages[@]} -eq 0 ] && stages=(native lint servers native-s3 native-cloud native-object-store service axum wasm node examples types package deno bun edge cli workerd workers browser bundlers playground demo rust-worker chaos sim)
 want() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 bash scripts/setup.sh || exit 1
@@ -91,7 +91,7 @@ needs_pkg=0
 needs_servers=0
 for s in node deno bun edge cli workerd browser chaos; do want "$s" && needs_pkg=1 && needs_servers=1; done
 for s in examples types package bundlers workers playground demo; do want "$s" && needs_pkg=1; done   # the package only
-for s in servers native-s3 native-cloud service wasm; do want "$s" && needs_servers=1; done                       # the servers only
+for s in servers native-s3 native-cloud native-object-store service axum wasm; do want "$s" && needs_servers=1; done                       # the servers only
 if [ $needs_pkg -eq 1 ]; then
   if [ "${FENCEPOST_SKIP_BUILD:-}" = 1 ]; then
     [ -f pkg/fencepost_bg.wasm ] || { echo "FENCEPOST_SKIP_BUILD=1 but pkg/ has no wasm: build it first"; echo "0 passed, 1 failed"; exit 1; }
@@ -120,6 +120,11 @@ if want native-cloud; then
   # fake-gcs-server), plus a wrong key and races (tests/native_cloud.rs).
   stage native-cloud count_cargo cargo test --features reqwest,gcs-service-account --test native_cloud
 fi
+if want native-object-store; then
+  # The conformance suite through ObjectStoreAdapter: object_store's InMemory, and its S3 client
+  # against SeaweedFS; the local filesystem's refusal of a compare-and-swap.
+  stage native-object-store count_cargo cargo test --features object_store --test native_object_store
+fi
 if want service; then
   # examples/service.rs plays a Worker and a native service on one bucket (claims, a cancel).
   service_selftest() {
@@ -135,6 +140,12 @@ if want service; then
     return $rc
   }
   stage service count_plain service_selftest
+fi
+if want axum; then
+  # examples/axum.rs: the HTTP service on a multi-threaded tokio runtime, three instances on
+  # SeaweedFS raced by 16 concurrent HTTP clients (one claim winner, an exclusive job lease, an
+  # exact typed counter).
+  stage axum count_cargo cargo test --features reqwest --example axum
 fi
 if want wasm; then
   stage wasm count_cargo env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \

@@ -4,10 +4,8 @@
 //! s3rver ignore conditional headers, MinIO does when it loses read quorum; a store that fails a
 //! required check here would let two claimers both win.
 
-use std::rc::Rc;
-
 use crate::base::error::{Error, Result};
-use crate::base::future::{LocalBoxFuture, join_all};
+use crate::base::future::{BoxFuture, join_all};
 use crate::base::number::number_text;
 use crate::codec::token::random_token;
 use crate::host::clock::SystemClock;
@@ -41,7 +39,8 @@ pub struct StoreCheck {
 /// on a missing key; one winner of a 16-way create race; write tokens round-trip; a written key
 /// is listed (required); conditional DELETE and the store clock's offset (informational). A store
 /// that cannot be reached or refuses the credentials is an `Err` (a `StorageError`), not a report.
-pub async fn check_store(store: Rc<dyn ObjectStore>) -> Result<StoreCheck> {
+pub async fn check_store(store: impl crate::store::IntoStore) -> Result<StoreCheck> {
+    let store = store.into_store();
     let space = format!("{CHECK_PREFIX}{}/", random_token()?);
     let outcome = run_checks(&*store, &space).await;
     // Clean up whatever was written, whatever happened (best effort: a failure here is reported
@@ -114,12 +113,12 @@ async fn run_checks(store: &dyn ObjectStore, space: &str) -> Result<Vec<Check>> 
     check("If-Match refused on a missing key", true, ok, detail);
 
     // One winner of a create race.
-    let racers: Vec<LocalBoxFuture<'_, _>> = (0..RACERS)
+    let racers: Vec<BoxFuture<'_, _>> = (0..RACERS)
         .map(|i| {
             let body = format!("racer {i}").into_bytes();
             let race_key = key("race");
             Box::pin(async move { put(store, &race_key, &body, &Precondition::IfAbsent).await })
-                as LocalBoxFuture<'_, Result<PutOutcome>>
+                as BoxFuture<'_, Result<PutOutcome>>
         })
         .collect();
     let mut winners = 0;
@@ -213,6 +212,7 @@ async fn clean_up(store: &dyn ObjectStore, space: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::sync::Shared;
     use crate::store::{ListPage, MemoryStore, StoreResult, StoredObject};
     use async_trait::async_trait;
     use futures::executor::block_on;
@@ -220,7 +220,8 @@ mod tests {
     /// A store that ignores conditional writes, as garage and s3rver do.
     struct Unconditional(MemoryStore);
 
-    #[async_trait(?Send)]
+    #[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+    #[cfg_attr(not(target_arch = "wasm32"), async_trait)]
     impl ObjectStore for Unconditional {
         async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
             self.0.get(key).await
@@ -238,16 +239,16 @@ mod tests {
 
     #[test]
     fn the_memory_store_passes_and_nothing_is_left_behind() {
-        let store = Rc::new(MemoryStore::new());
+        let store = Shared::new(MemoryStore::new());
         let report = block_on(check_store(store.clone())).unwrap();
         assert!(report.ok, "{report:?}");
         assert_eq!(report.checks.iter().filter(|c| c.required).count(), 6);
-        assert!(block_on((store as Rc<dyn ObjectStore>).list("")).unwrap().is_empty());
+        assert!(block_on((store as Shared<dyn ObjectStore>).list("")).unwrap().is_empty());
     }
 
     #[test]
     fn a_store_that_ignores_conditions_fails_naming_the_checks() {
-        let report = block_on(check_store(Rc::new(Unconditional(MemoryStore::new())))).unwrap();
+        let report = block_on(check_store(Shared::new(Unconditional(MemoryStore::new())))).unwrap();
         assert!(!report.ok);
         let failed: Vec<_> = report.checks.iter().filter(|c| c.required && !c.ok).map(|c| c.name).collect();
         assert_eq!(

@@ -4,7 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::base::error::{Error, Result, quoted};
+use crate::base::error::{Error, Result};
 use crate::codec::json::{self, checked};
 use crate::objects::Objects;
 
@@ -25,22 +25,12 @@ pub struct Claim<T = Value> {
 }
 
 impl Claim {
-    /// The claim with its value as `T`; a winner's value that is not a `T` is
-    /// [`Error::Corrupt`], naming the key and what serde said.
+    /// The claim with its value as `T` (see [`json::from_json`]).
     pub(crate) fn typed<T: DeserializeOwned>(self) -> Result<Claim<T>> {
         let Claim { won, key, value, etag } = self;
-        match serde_json::from_value(value) {
-            Ok(value) => Ok(Claim { won, key, value, etag }),
-            Err(e) => Err(Error::corrupt(&key, format!("the claimed value is not the type asked for: {e}"))),
-        }
+        let value = json::from_json(value, "claimed value", &key)?;
+        Ok(Claim { won, key, value, etag })
     }
-}
-
-/// `value` as the JSON fencepost stores; one that does not serialize (a map with non-string
-/// keys, a failing `Serialize`) is an [`Error::InvalidArgument`] naming `what` and the key.
-pub(crate) fn to_json<T: serde::Serialize>(value: &T, what: &str, key: &str) -> Result<Value> {
-    serde_json::to_value(value)
-        .map_err(|e| Error::invalid(format!("the {what} for {} does not serialize as JSON: {e}", quoted(key))))
 }
 
 /// Claim `key` for `value` (see `Fencepost::claim`).

@@ -2,12 +2,15 @@
 //! and decides nothing itself: it hands over to the primitive's own module (`claim`, `lease`,
 //! `doc`), which works through the objects layer.
 
-use std::rc::Rc;
+use crate::base::sync::Shared;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::base::cancel::Cancel;
 use crate::base::error::Result;
+use crate::base::sync::MaybeSend;
 use crate::claim::{self, Claim};
 use crate::counter::{self, Counter};
 use crate::doc::Doc;
@@ -19,15 +22,15 @@ use crate::objects::Objects;
 use crate::objects::events::{Call, OnEvent};
 use crate::objects::retry::RetryPolicy;
 use crate::objects::transition::Transition;
-use crate::prune::{self, Pruned};
-use crate::store::ObjectStore;
+use crate::prune::{self, PruneOptions, Pruned};
+use crate::store::{IntoStore, ObjectStore};
 use crate::time::{Clock, ClockSource};
 
 /// Options of [`Fencepost::new`]; `Options::default()` for the usual ones.
 #[derive(Clone, Default)]
 pub struct Options {
     /// Where "now" comes from (lease deadlines) and how to wait; defaults to [`SystemClock`].
-    pub clock: Option<Rc<dyn Clock>>,
+    pub clock: Option<Shared<dyn Clock>>,
     /// How transient store failures are retried (5 attempts, full-jitter backoff by default).
     pub retry: RetryPolicy,
     /// Whose time lease deadlines are written and judged in: `clock` (default), or the store's
@@ -47,9 +50,16 @@ pub struct Fencepost {
 }
 
 impl Fencepost {
-    /// Coordination on `store`. Fails only for invalid `options`.
-    pub fn new(store: Rc<dyn ObjectStore>, options: Options) -> Result<Self> {
-        let clock = options.clock.unwrap_or_else(|| Rc::new(SystemClock));
+    /// Coordination on `store`: any store (`MemoryStore::new()`, `S3Store::new(config)?`…), or a
+    /// store shared with other code (an `Arc`; in wasm32 an `Rc`). Fails only for invalid `options`.
+    pub fn new(store: impl IntoStore, options: Options) -> Result<Self> {
+        Self::from_shared(store.into_store(), options)
+    }
+
+    /// [`Fencepost::new`] on a store already shared as a [`Shared`](crate::Shared)`<dyn ObjectStore>`
+    /// (`Arc` natively, `Rc` in wasm32), without wrapping it again.
+    pub fn from_shared(store: Shared<dyn ObjectStore>, options: Options) -> Result<Self> {
+        let clock = options.clock.unwrap_or_else(|| Shared::new(SystemClock));
         let objects = Objects::new(store, clock, options.retry)?
             .with_clock_source(options.clock_source)
             .with_events(options.on_event);
@@ -73,14 +83,13 @@ impl Fencepost {
     /// unclaim. Requests: 1 when won, 2 when lost.
     ///
     /// ```
-    /// use std::rc::Rc;
     /// use fencepost::store::MemoryStore;
     /// use fencepost::{Fencepost, Options};
     /// use serde_json::json;
     ///
     /// # futures::executor::block_on(async {
     /// // Two Workers on one bucket (here: one memory store) racing for the same cron tick.
-    /// let bucket = Rc::new(MemoryStore::new());
+    /// let bucket = MemoryStore::new(); // clones share the data, as processes share a bucket
     /// let a = Fencepost::new(bucket.clone(), Options::default())?;
     /// let b = Fencepost::new(bucket, Options::default())?;
     /// let key = "cron/*/5 * * * */2026-05-01T09:00:00.000Z";
@@ -96,13 +105,12 @@ impl Fencepost {
     /// (a winner written as another shape is [`crate::Error::Corrupt`], naming the key and serde's error).
     ///
     /// ```
-    /// # use std::rc::Rc;
     /// # use fencepost::{Fencepost, Options, store::MemoryStore};
     /// #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
     /// struct Tick { by: String, attempt: u32 }
     ///
     /// # futures::executor::block_on(async {
-    /// # let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+    /// # let db = Fencepost::new(MemoryStore::new(), Options::default())?;
     /// let first = db.claim("cron/tick", Tick { by: "a".into(), attempt: 1 }).await?;
     /// let second = db.claim("cron/tick", Tick { by: "b".into(), attempt: 1 }).await?;
     /// assert!(first.won && !second.won);
@@ -115,7 +123,7 @@ impl Fencepost {
         key: &str,
         value: T,
     ) -> Result<Claim<T>> {
-        let value = claim::to_json(&value, "claim value", key)?;
+        let value = crate::codec::json::to_json(&value, "claim value", key)?;
         self.claim_value(key, value).await?.typed()
     }
 
@@ -126,10 +134,35 @@ impl Fencepost {
     }
 
     /// Acquire `key`, or `None` when it is held by someone else (or expired and
-    /// `steal_if_expired` is false). With `wait`, a held lease is tried again until it is acquired
-    /// or `wait` seconds have passed; the call's cancel ([`Fencepost::with_cancel`]) stops that.
-    /// Requests: 2 to acquire, 1 per attempt while held.
-    pub async fn lease(
+    /// `steal_if_expired` is false). With [`LeaseOptions::wait`], a held lease is tried again until
+    /// it is acquired or that many seconds have passed; the call's cancel
+    /// ([`Fencepost::with_cancel`]) stops that. The state is a `T`
+    /// ([`LeaseOptions::state_type`]; JSON by default). Requests: 2 to acquire, 1 per attempt while held.
+    pub async fn lease<T>(&self, key: &str, mut options: LeaseOptions<T>) -> Result<Option<Lease<T>>> {
+        let mut seed = seeding(options.initial_state.take().transpose()?);
+        let state_fn = seed.as_mut().map(|f| f as &mut Transition<'_>);
+        Ok(self.lease_value(key, options.state_type(), state_fn).await?.map(Lease::typed))
+    }
+
+    /// [`Fencepost::lease`], writing `f(previous state)` with the new epoch, atomically: seed
+    /// the state on the first acquisition (`previous` is `None` when there was no state), or
+    /// stamp each period. `f` may run more than once (a lost race runs it again). The lease's
+    /// state type is `f`'s (`LeaseOptions::new(30.0)` needs no [`LeaseOptions::state_type`] here).
+    pub async fn lease_with_state<S, T: Serialize + DeserializeOwned + MaybeSend + 'static>(
+        &self,
+        key: &str,
+        options: LeaseOptions<S>,
+        mut f: impl FnMut(Option<T>) -> Result<T> + MaybeSend,
+    ) -> Result<Option<Lease<T>>> {
+        // A JSON null (no state yet) reads as `None`; the state written is `f`'s, as JSON.
+        let mut seed = |prev: Option<T>| std::future::ready(f(prev).map(Some));
+        let mut transition = crate::objects::transition::typed(key, "lease state", &mut seed);
+        let leased = self.lease_value(key, options.state_type(), Some(&mut transition)).await?;
+        Ok(leased.map(Lease::typed))
+    }
+
+    /// [`Fencepost::lease`] with a JSON transition, the form the bindings call.
+    pub(crate) async fn lease_value(
         &self,
         key: &str,
         options: LeaseOptions,
@@ -160,19 +193,18 @@ impl Fencepost {
     /// closure (`async |lease| { … }`), so it may borrow from its surroundings.
     ///
     /// ```
-    /// use std::rc::Rc;
     /// use fencepost::store::MemoryStore;
-    /// use fencepost::{Fencepost, LeaseOptions, Options, transition};
+    /// use fencepost::{Fencepost, LeaseOptions, Options};
     /// use serde_json::json;
     ///
     /// # futures::executor::block_on(async {
-    /// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+    /// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
     /// let mut steps_run = Vec::new();
     /// let outcome = db
-    ///     .with_lease("jobs/rollup", LeaseOptions::new(30.0), None, async |lease| {
+    ///     .with_lease("jobs/rollup", LeaseOptions::new(30.0), async |lease| {
     ///         for step in 1..=3 {
     ///             // ... one idempotent step of work, then a checkpoint guarded by the epoch ...
-    ///             lease.write(json!({"step": step})).await?;
+    ///             lease.write(&json!({"step": step})).await?;
     ///             steps_run.push(step);
     ///         }
     ///         Ok::<_, fencepost::Error>(lease.epoch())
@@ -181,12 +213,29 @@ impl Fencepost {
     /// assert_eq!(outcome, Some(1), "ran under epoch 1");
     /// assert_eq!(steps_run, [1, 2, 3]);
     /// // Released at the end: the next taker gets epoch 2 and the last checkpoint.
-    /// let next = db.lease("jobs/rollup", LeaseOptions::new(30.0), None).await?.expect("released");
-    /// assert_eq!((next.epoch(), next.state()), (2, json!({"step": 3})));
+    /// let next = db.lease("jobs/rollup", LeaseOptions::new(30.0)).await?.expect("released");
+    /// assert_eq!((next.epoch(), next.state()?), (2, json!({"step": 3})));
     /// # Ok::<(), fencepost::Error>(())
     /// # }).unwrap();
     /// ```
-    pub async fn with_lease<T, E, F>(
+    pub async fn with_lease<S, T, E, F>(
+        &self,
+        key: &str,
+        mut options: LeaseOptions<S>,
+        f: F,
+    ) -> std::result::Result<Option<T>, E>
+    where
+        F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
+        E: From<crate::base::error::Error>,
+    {
+        let mut seed = seeding(options.initial_state.take().transpose()?);
+        let state_fn = seed.as_mut().map(|f| f as &mut Transition<'_>);
+        with_lease::with_lease(&self.objects, key, options, state_fn, f).await
+    }
+
+    /// [`Fencepost::with_lease`] with a JSON transition at acquisition, the form the bindings call.
+    #[cfg(all(target_arch = "wasm32", feature = "js"))]
+    pub(crate) async fn with_lease_value<T, E, F>(
         &self,
         key: &str,
         options: LeaseOptions,
@@ -202,6 +251,7 @@ impl Fencepost {
 
     /// Re-attach to the current ownership period of `holder`: one read, nothing written. `None`
     /// when the lease is absent, released, held by someone else, or expired.
+    /// The handle's state is JSON: [`Lease::typed`] views it as another type.
     pub async fn attach_lease(&self, key: &str, holder: &str, ttl: f64) -> Result<Option<Lease>> {
         let (objects, call) = self.objects.call("attachLease");
         Call::end(call, &self.objects, key, acquire::attach_lease(&objects, key, holder, ttl).await)
@@ -210,7 +260,21 @@ impl Fencepost {
     /// Change the state of a lease from outside: a CAS loop on `state` only; epoch, holder and
     /// deadline are preserved and the holder is not fenced. `None` when there is no lease document.
     /// Requests: 2.
-    pub async fn cooperative_write(&self, key: &str, f: &mut Transition<'_>) -> Result<Option<Value>> {
+    /// `f` sees the state as a `T` (a stored state of another shape is [`crate::Error::Corrupt`])
+    /// and may run more than once (each lost race runs it again).
+    pub async fn cooperative_write<T: Serialize + DeserializeOwned + MaybeSend + 'static>(
+        &self,
+        key: &str,
+        mut f: impl FnMut(T) -> Result<T> + MaybeSend,
+    ) -> Result<Option<T>> {
+        let mut sync = |state: T| std::future::ready(f(state));
+        let mut transition = crate::objects::transition::typed(key, "lease state", &mut sync);
+        let written = self.cooperative_write_value(key, &mut transition).await?;
+        written.map(|state| crate::codec::json::from_json(state, "lease state", key)).transpose()
+    }
+
+    /// [`Fencepost::cooperative_write`] with a JSON transition, the form the bindings call.
+    pub(crate) async fn cooperative_write_value(&self, key: &str, f: &mut Transition<'_>) -> Result<Option<Value>> {
         let (objects, call) = self.objects.call("cooperativeWrite");
         Call::end(call, &self.objects, key, acquire::cooperative_write(&objects, key, f).await)
     }
@@ -218,26 +282,29 @@ impl Fencepost {
     /// A handle on the JSON document at `key` (no request; the key is checked here).
     ///
     /// ```
-    /// use std::rc::Rc;
     /// use fencepost::store::MemoryStore;
-    /// use fencepost::{Doc, Fencepost, Options, transition};
+    /// use fencepost::{Doc, Fencepost, Options};
     /// use serde_json::json;
     ///
     /// # futures::executor::block_on(async {
-    /// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
-    /// let counter = db.doc("stats/visits")?;
+    /// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
+    /// let counter: Doc<u64> = db.doc("stats/visits")?;
     /// assert!(counter.get().await?.is_none());
-    /// // Read, apply, compare-and-swap; start from `create` when absent; retry on conflict.
-    /// let mut incr = transition(|v| Ok(json!(v.as_i64().unwrap_or(0) + 1)));
-    /// counter.update(&mut *incr, Some(json!(0)), Doc::DEFAULT_MAX_ATTEMPTS).await?;
-    /// let written = counter.update(&mut *incr, Some(json!(0)), Doc::DEFAULT_MAX_ATTEMPTS).await?;
-    /// assert_eq!(written, json!(2));
-    /// assert_eq!(counter.get().await?.map(|d| d.value), Some(json!(2)));
+    /// // Read, apply, compare-and-swap; start from 0 when absent; retry on conflict.
+    /// counter.update_or_insert(0, |n| Ok(n + 1)).await?;
+    /// let written = counter.update_or_insert(0, |n| Ok(n + 1)).await?;
+    /// assert_eq!(written, 2);
+    /// assert_eq!(counter.get().await?.map(|d| d.value), Some(2));
+    /// // JSON works as well: `db.doc::<serde_json::Value>(…)`.
+    /// let raw = db.doc::<serde_json::Value>("stats/visits")?.get().await?.expect("there");
+    /// assert_eq!(raw.value, json!(2));
     /// counter.delete().await?;
     /// # Ok::<(), fencepost::Error>(())
     /// # }).unwrap();
     /// ```
-    pub fn doc(&self, key: &str) -> Result<Doc> {
+    /// The document's type `T` (any `serde` type) is usually inferred (`let stats: Doc<Stats> =
+    /// db.doc("stats")?`, or from the closure given to [`Doc::update`]); `db.doc::<Value>(…)` for JSON.
+    pub fn doc<T>(&self, key: &str) -> Result<Doc<T>> {
         Doc::new(&self.objects, key)
     }
 
@@ -246,13 +313,12 @@ impl Fencepost {
     /// writes of a hot counter over keys, past a store's per-key write limit.
     ///
     /// ```
-    /// use std::rc::Rc;
     /// use fencepost::store::MemoryStore;
     /// use fencepost::{Fencepost, Options};
     ///
     /// # futures::executor::block_on(async {
-    /// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
-    /// let visits = db.counter("metrics/visits", None)?;
+    /// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
+    /// let visits = db.counter("metrics/visits")?;
     /// for _ in 0..5 {
     ///     visits.add(1).await?;
     /// }
@@ -261,8 +327,14 @@ impl Fencepost {
     /// # Ok::<(), fencepost::Error>(())
     /// # }).unwrap();
     /// ```
-    pub fn counter(&self, key: &str, shards: Option<u32>) -> Result<Counter> {
-        Counter::new(&self.objects, key, shards.unwrap_or(counter::DEFAULT_SHARDS))
+    pub fn counter(&self, key: &str) -> Result<Counter> {
+        self.counter_with_shards(key, counter::DEFAULT_SHARDS)
+    }
+
+    /// [`Fencepost::counter`] over `shards` docs (1 to 1024): more shards, more writes per
+    /// second, a dearer [`Counter::value`] (one read per shard).
+    pub fn counter_with_shards(&self, key: &str, shards: u32) -> Result<Counter> {
+        Counter::new(&self.objects, key, shards)
     }
 
     /// What `key` holds, for operators: a lease with its period judged now, another JSON value
@@ -270,14 +342,13 @@ impl Fencepost {
     /// One request; nothing is written.
     ///
     /// ```
-    /// use std::rc::Rc;
     /// use fencepost::store::MemoryStore;
     /// use fencepost::{Fencepost, Held, LeaseOptions, Options};
     /// use serde_json::json;
     ///
     /// # futures::executor::block_on(async {
-    /// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
-    /// db.lease("jobs/1", LeaseOptions::new(30.0), None).await?;
+    /// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
+    /// db.lease("jobs/1", LeaseOptions::new(30.0)).await?;
     /// let seen = db.inspect("jobs/1").await?.expect("there");
     /// let Held::Lease(lease) = seen.kind else { panic!("a lease") };
     /// assert!(lease.epoch == 1 && !lease.expired && lease.expires_in > 29.0);
@@ -295,7 +366,18 @@ impl Fencepost {
     /// now), keeping the state or writing `state`. The old holder's next write through its handle
     /// fails with `LeaseLost` (reason `Stolen`), and the next acquirer gets a higher epoch still.
     /// `None` when there is no lease document; else what was broken. Two requests.
-    pub async fn break_lease(&self, key: &str, state: Option<Value>) -> Result<Option<Broken>> {
+    pub async fn break_lease(&self, key: &str) -> Result<Option<Broken>> {
+        self.break_lease_value(key, None).await
+    }
+
+    /// [`Fencepost::break_lease`], writing `state` as the broken lease's state (say, a note for
+    /// the next owner).
+    pub async fn break_lease_with_state<T: Serialize>(&self, key: &str, state: &T) -> Result<Option<Broken>> {
+        self.break_lease_value(key, Some(crate::codec::json::to_json(state, "lease state", key)?)).await
+    }
+
+    /// [`Fencepost::break_lease`] with the state as JSON, the form the bindings call.
+    pub(crate) async fn break_lease_value(&self, key: &str, state: Option<Value>) -> Result<Option<Broken>> {
         let (objects, call) = self.objects.call("breakLease");
         Call::end(call, &self.objects, key, break_lease::break_lease(&objects, key, state).await)
     }
@@ -307,8 +389,22 @@ impl Fencepost {
     /// at once (R2 binding). Safe only for key spaces that do not recur: a deleted claim can be
     /// claimed again, and a deleted lease document restarts its epochs. Requests: one list per
     /// page, then a read and a delete per old object.
-    pub async fn prune(&self, prefix: &str, older_than: f64, dry_run: bool) -> Result<Pruned> {
+    pub async fn prune(&self, prefix: &str, options: PruneOptions) -> Result<Pruned> {
         let (objects, call) = self.objects.call("prune");
+        let PruneOptions { older_than, dry_run } = options;
         Call::end(call, &self.objects, prefix, prune::prune(&objects, prefix, older_than, dry_run).await)
     }
+}
+
+/// The acquisition's transition for [`LeaseOptions::initial_state`]: the initial state where the
+/// document has none (JSON null), the found state otherwise.
+fn seeding(
+    initial: Option<Value>,
+) -> Option<impl FnMut(Value) -> crate::base::future::BoxFuture<'static, Result<Value>> + MaybeSend> {
+    initial.map(|initial| {
+        move |found: Value| -> crate::base::future::BoxFuture<'static, Result<Value>> {
+            let state = if found.is_null() { initial.clone() } else { found };
+            Box::pin(std::future::ready(Ok(state)))
+        }
+    })
 }

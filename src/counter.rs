@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::base::error::{Error, Result};
-use crate::base::future::{LocalBoxFuture, join_all};
+use crate::base::future::{BoxFuture, join_all};
 use crate::doc::{self, Seen};
 use crate::host::random::random_unit;
 use crate::objects::Objects;
@@ -89,10 +89,10 @@ impl Counter {
     }
 
     async fn sum(&self, objects: &Objects) -> Result<i64> {
-        let reads: Vec<LocalBoxFuture<'_, Result<i64>>> = self
+        let reads: Vec<BoxFuture<'_, Result<i64>>> = self
             .shards
             .iter()
-            .map(|(shard, seen)| -> LocalBoxFuture<'_, Result<i64>> {
+            .map(|(shard, seen)| -> BoxFuture<'_, Result<i64>> {
                 Box::pin(async move {
                     match doc::read(objects, shard, seen).await? {
                         Some(got) => count(shard, &got.value),

@@ -2,11 +2,16 @@
 //! it last read or wrote, so an update by a writer nobody raced costs one request: a PUT guarded by
 //! that version's etag (a refused guard reads and retries as before).
 
-use crate::base::mutation::{self, Mutation};
-use std::cell::RefCell;
-use std::rc::Rc;
+use crate::base::sync::Shared;
+use std::future::Future;
+use std::marker::PhantomData;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use crate::base::mutation::{self, Mutation};
+use crate::base::sync::{Lock, MaybeSend};
 
 use crate::base::error::{Error, Result};
 use crate::codec::json::{self, checked};
@@ -19,25 +24,80 @@ use crate::store::WriteMeta;
 /// See [`Doc::DEFAULT_MAX_ATTEMPTS`].
 pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 10;
 
-/// A document's value and the etag of the version it came from.
+/// A document's value (as `T`: any `serde` type, `serde_json::Value` by default) and the etag of
+/// the version it came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DocValue {
-    pub value: Value,
+pub struct DocValue<T = Value> {
+    pub value: T,
     pub etag: String,
 }
 
-/// A handle on one document key: the key and the version it last read or wrote (its clones
-/// share it); cheap to create.
-#[derive(Clone)]
-pub struct Doc {
+/// How [`Doc::update_with`] runs: `UpdateOptions { create: Some(0), ..Default::default() }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateOptions<T = Value> {
+    /// The value the transition starts from when the document is absent (`None`: an absent
+    /// document is [`Error::NotFound`]).
+    pub create: Option<T>,
+    /// Read–apply–write attempts before [`Error::Conflict`] (1 to 1000; default 10).
+    pub max_attempts: u32,
+    /// Read first even when the handle remembers a version (someone else surely wrote since).
+    pub fresh: bool,
+}
+
+impl<T> Default for UpdateOptions<T> {
+    fn default() -> Self {
+        UpdateOptions { create: None, max_attempts: DEFAULT_MAX_ATTEMPTS, fresh: false }
+    }
+}
+
+/// A handle on one document key, its value a `T` (any `serde` type; `serde_json::Value` by
+/// default): the key and the version it last read or wrote (its clones share it); cheap to create.
+///
+/// ```
+/// use fencepost::store::MemoryStore;
+/// use fencepost::{Doc, Fencepost, Options};
+///
+/// #[derive(serde::Serialize, serde::Deserialize, Debug, Default, PartialEq)]
+/// struct Stats { visits: u64, last: Option<String> }
+///
+/// # futures::executor::block_on(async {
+/// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
+/// let stats: Doc<Stats> = db.doc("stats/home")?;
+/// // Read, apply, compare-and-swap; start from the default when absent; retry on conflict.
+/// for page in ["/", "/about"] {
+///     stats.update_or_insert(Stats::default(), |mut s| {
+///         s.visits += 1;
+///         s.last = Some(page.into());
+///         Ok(s)
+///     }).await?;
+/// }
+/// let seen = stats.get().await?.expect("written");
+/// assert_eq!(seen.value, Stats { visits: 2, last: Some("/about".into()) });
+/// # Ok::<(), fencepost::Error>(())
+/// # }).unwrap();
+/// ```
+pub struct Doc<T = Value> {
     objects: Objects,
     key: String,
     seen: Seen,
+    value: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Doc<T> {
+    fn clone(&self) -> Self {
+        Doc { objects: self.objects.clone(), key: self.key.clone(), seen: self.seen.clone(), value: PhantomData }
+    }
+}
+
+impl<T> std::fmt::Debug for Doc<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Doc").field("key", &self.key).finish_non_exhaustive()
+    }
 }
 
 /// What a handle last read or wrote: the value, its etag and provenance. Empty until then, and
 /// after a write whose etag is unknown (replaced since) or a failure.
-pub(crate) type Seen = Rc<RefCell<Option<Version>>>;
+pub(crate) type Seen = Shared<Lock<Option<Version>>>;
 
 /// A version of the document as a handle saw it.
 pub(crate) struct Version {
@@ -46,19 +106,19 @@ pub(crate) struct Version {
     meta: WriteMeta,
 }
 
-impl Doc {
+impl<T> Doc<T> {
     /// A handle on `key` (checked here; no request): see `Fencepost::doc`.
-    pub(crate) fn new(objects: &Objects, key: &str) -> Result<Doc> {
+    pub(crate) fn new(objects: &Objects, key: &str) -> Result<Doc<T>> {
         objects.check_key(key)?;
-        Ok(Doc { objects: objects.clone(), key: key.to_owned(), seen: Seen::default() })
+        Ok(Doc { objects: objects.clone(), key: key.to_owned(), seen: Seen::default(), value: PhantomData })
     }
 
-    /// Forget the version this handle remembers: the next [`Doc::update`] reads first.
+    /// Forget the version this handle remembers: the next update reads first.
     pub fn forget(&self) {
         self.seen.replace(None);
     }
 
-    /// The attempts [`Doc::update`] is usually given (what the JS API defaults to).
+    /// The attempts an update is given unless told otherwise (what the JS API defaults to).
     pub const DEFAULT_MAX_ATTEMPTS: u32 = DEFAULT_MAX_ATTEMPTS;
 
     pub fn key(&self) -> &str {
@@ -66,25 +126,8 @@ impl Doc {
     }
 
     /// The same document, for calls that obey `cancel` (see [`Objects`]' "Cancellation").
-    pub fn with_cancel(&self, cancel: &crate::base::cancel::Cancel) -> Doc {
-        Doc { objects: self.objects.with_cancel(cancel), key: self.key.clone(), seen: self.seen.clone() }
-    }
-
-    /// The current value, or `None`. Requests: 1.
-    pub async fn get(&self) -> Result<Option<DocValue>> {
-        let (objects, call) = self.objects.call("doc.get");
-        Call::end(call, &self.objects, &self.key, read(&objects, &self.key, &self.seen).await)
-    }
-
-    /// Read, apply `f` (to the value, or to `create` when absent), write back with CAS (or
-    /// put-if-absent); on conflict start over, at most `max_attempts` times. Returns the value
-    /// written. When the handle remembers a version (it read or wrote one), `f` is first applied to
-    /// that and the write guarded by its etag: 1 request when nobody else wrote since; a refused
-    /// guard costs that one PUT, then the loop runs as described. Requests: 2 per attempt.
-    pub async fn update(&self, f: &mut Transition<'_>, create: Option<Value>, max_attempts: u32) -> Result<Value> {
-        let (objects, call) = self.objects.call("doc.update");
-        let updated = update(&objects, &self.key, &self.seen, f, create, max_attempts).await;
-        Call::end(call, &self.objects, &self.key, updated)
+    pub fn with_cancel(&self, cancel: &crate::base::cancel::Cancel) -> Doc<T> {
+        Doc { objects: self.objects.with_cancel(cancel), ..self.clone() }
     }
 
     /// Delete the document; deleting a missing one is a no-op. Requests: 1.
@@ -92,6 +135,77 @@ impl Doc {
         let (objects, call) = self.objects.call("doc.delete");
         self.forget();
         Call::end(call, &self.objects, &self.key, objects.remove(&self.key).await)
+    }
+
+    /// [`Doc::update_with`] of a JSON transition, the form the bindings call.
+    pub(crate) async fn update_value(
+        &self,
+        f: &mut Transition<'_>,
+        create: Option<Value>,
+        max_attempts: u32,
+    ) -> Result<Value> {
+        let (objects, call) = self.objects.call("doc.update");
+        let updated = update(&objects, &self.key, &self.seen, f, create, max_attempts).await;
+        Call::end(call, &self.objects, &self.key, updated)
+    }
+
+    /// [`Doc::get`] as JSON, the form the bindings call.
+    pub(crate) async fn get_value(&self) -> Result<Option<DocValue>> {
+        let (objects, call) = self.objects.call("doc.get");
+        Call::end(call, &self.objects, &self.key, read(&objects, &self.key, &self.seen).await)
+    }
+}
+
+impl<T: Serialize + DeserializeOwned + MaybeSend + 'static> Doc<T> {
+    /// The current value, or `None`. A stored value that is not a `T` is [`Error::Corrupt`]
+    /// (naming the key and serde's error). Requests: 1.
+    pub async fn get(&self) -> Result<Option<DocValue<T>>> {
+        let Some(DocValue { value, etag }) = self.get_value().await? else { return Ok(None) };
+        Ok(Some(DocValue { value: json::from_json(value, "document", &self.key)?, etag }))
+    }
+
+    /// Read, apply `f`, write back with compare-and-swap; on conflict start over (at most
+    /// [`Doc::DEFAULT_MAX_ATTEMPTS`] times). An absent document is [`Error::NotFound`]: see
+    /// [`Doc::update_or_insert`]. Returns the value written. `f` may run more than once (each lost
+    /// race runs it again), so keep it free of side effects; its `Err` aborts with nothing written.
+    ///
+    /// When the handle remembers a version (it read or wrote one), `f` is first applied to that and
+    /// the write guarded by its etag: 1 request when nobody else wrote since; a refused guard costs
+    /// that one PUT, then the loop runs as described. Requests: 2 per attempt otherwise.
+    pub async fn update(&self, f: impl FnMut(T) -> Result<T> + MaybeSend) -> Result<T> {
+        self.update_with(UpdateOptions::default(), f).await
+    }
+
+    /// [`Doc::update`], starting from `initial` when the document is absent (created by a
+    /// put-if-absent, so two first writers cannot both create it).
+    pub async fn update_or_insert(&self, initial: T, f: impl FnMut(T) -> Result<T> + MaybeSend) -> Result<T> {
+        self.update_with(UpdateOptions { create: Some(initial), ..UpdateOptions::default() }, f).await
+    }
+
+    /// [`Doc::update`] with [`UpdateOptions`] (a value to create from, the attempts, a fresh read).
+    pub async fn update_with(
+        &self,
+        options: UpdateOptions<T>,
+        mut f: impl FnMut(T) -> Result<T> + MaybeSend,
+    ) -> Result<T> {
+        self.update_async(options, move |v| std::future::ready(f(v))).await
+    }
+
+    /// [`Doc::update_with`] for a transition that must await (look something up first). It may
+    /// run more than once, like `f` of [`Doc::update`].
+    pub async fn update_async<F, Fut>(&self, options: UpdateOptions<T>, mut f: F) -> Result<T>
+    where
+        F: FnMut(T) -> Fut + MaybeSend,
+        Fut: Future<Output = Result<T>> + MaybeSend + 'static,
+    {
+        let key = self.key.clone();
+        let create = options.create.map(|c| json::to_json(&c, "initial document", &key)).transpose()?;
+        if options.fresh {
+            self.forget();
+        }
+        let mut transition = crate::objects::transition::typed(&key, "document", &mut f);
+        let written = self.update_value(&mut transition, create, options.max_attempts).await?;
+        json::from_json(written, "document", &self.key)
     }
 }
 

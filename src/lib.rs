@@ -11,18 +11,23 @@
 //! - **objects** ([`Objects`]): the layer underneath: get, conditional put, delete, list, wait.
 //!
 //! ```
-//! use std::rc::Rc;
 //! use fencepost::store::MemoryStore;
 //! use fencepost::{Fencepost, LeaseOptions, Options};
-//! use serde_json::json;
+//!
+//! #[derive(serde::Serialize, serde::Deserialize)]
+//! struct Tick { by: String }
+//! #[derive(serde::Serialize, serde::Deserialize, Default)]
+//! struct Job { done: u32 }
 //!
 //! # futures::executor::block_on(async {
-//! let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
-//! let tick = db.claim("cron/nightly/2026-05-01", json!({"by": "worker-1"})).await?;
+//! let db = Fencepost::new(MemoryStore::new(), Options::default())?;
+//! let tick = db.claim("cron/nightly/2026-05-01", Tick { by: "worker-1".into() }).await?;
 //! if tick.won {
-//!     if let Some(lease) = db.lease("jobs/nightly", LeaseOptions::new(30.0), None).await? {
-//!         // ... the job, checkpointing with lease.write(...) / lease.update_state(...) ...
-//!         lease.release(None).await?;
+//!     let options = LeaseOptions::new(30.0).state_type::<Job>();
+//!     if let Some(lease) = db.lease("jobs/nightly", options).await? {
+//!         // ... the job, checkpointing under the epoch's fence ...
+//!         lease.update_state(|job| Ok(Job { done: job.done + 1 })).await?;
+//!         lease.release().await?;
 //!     }
 //! }
 //! # Ok::<(), fencepost::Error>(())
@@ -41,6 +46,8 @@
 //!   [`store::gcs::TokenSource`], or a service account), over the same transports;
 //! - `store::r2::R2Store` (wasm32): a Workers R2 binding, `R2Store::from_bucket(&env.bucket("BUCKET")?, "")`
 //!   in a workers-rs Worker (feature `worker`);
+//! - `store::object_store::ObjectStoreAdapter` (feature `object_store`): any store of the
+//!   `object_store` crate that Rust services already use, with `PutMode::Create` / `Update`;
 //! - [`store::CountingStore`] counts requests (each one a Workers subrequest); the fault store of
 //!   [`testing`] injects failures.
 //!
@@ -50,16 +57,25 @@
 //! |---|---|
 //! | `reqwest` | `store::s3::ReqwestTransport` (native only): the S3 store over reqwest (rustls TLS). It needs no async runtime of yours: inside a tokio runtime it uses that one, elsewhere a small background one. |
 //! | `gcs-service-account` | `store::gcs::RsaSigner` and `ServiceAccount::from_json` (native only): the GCS store gets its tokens from a service account's JSON key (an RS256 JWT signed with the `rsa` crate). |
+//! | `object_store` | `store::object_store::ObjectStoreAdapter` (native only): any `Arc<dyn object_store::ObjectStore>` of the Apache Arrow crate with conditional puts (S3, Azure, memory; the local filesystem creates only) as a store. |
 //! | `worker` | `store::r2::R2Store::from_bucket` (wasm32 only): the R2 store from a workers-rs `worker::Bucket`. |
 //! | `js` | The npm package's JS binding (wasm32 only): the classes and functions its JS layer calls. A crate depending on fencepost leaves it off (its wasm then carries none of them). |
 //!
-//! # Runtimes
+//! # Runtimes and threads
 //!
-//! fencepost is single-threaded by design, as Workers and every JS host are: handles hold `Rc`s
-//! and futures are not `Send`. Natively, drive them with any executor on one thread
-//! (`futures::executor::block_on`, a tokio current-thread runtime or a `LocalSet`); the clock's
-//! sleeps ([`SystemClock`]) run on a timer thread of fencepost's own, so no runtime is required.
-//! In wasm, `setTimeout` and `fetch` of the host are used.
+//! Natively, [`Fencepost`], [`Lease`], [`Doc`], [`Objects`], [`Counter`] and every store are
+//! `Send + Sync + Clone`, and every future they return is `Send`: await them in an axum handler,
+//! hand them to `tokio::spawn`, share one `Fencepost` across a multi-threaded runtime. No
+//! runtime is required either: the clock's sleeps ([`SystemClock`]) run on a timer thread of
+//! fencepost's own, so `futures::executor::block_on` works too. In wasm32 (Workers, browsers, the
+//! npm package) nothing is required to be `Send` (JS values are not), and the same core runs on
+//! the host's `setTimeout` and `fetch`. A store of your own implements [`store::ObjectStore`]
+//! with `#[async_trait::async_trait]` natively (`#[async_trait(?Send)]` in wasm32).
+//!
+//! Values are any `serde` type: [`Claim<T>`], [`Doc<T>`] and [`Lease<T>`]'s state
+//! (`serde_json::Value` by default). One that does not serialize is [`Error::InvalidArgument`];
+//! a stored value that does not deserialize as the `T` asked for is [`Error::Corrupt`], naming the
+//! key and serde's error.
 //!
 //! # Semantics
 //!
@@ -114,12 +130,13 @@ mod wasm;
 
 pub use base::cancel::{Cancel, Cancelled};
 pub use base::error::{Error, LostReason, Result, StorageFailure};
-pub use base::future::LocalBoxFuture;
+pub use base::future::BoxFuture;
+pub use base::sync::{MaybeSend, MaybeSync, Shared};
 pub use check::{Check, StoreCheck, check_store};
 pub use claim::Claim;
 pub use client::{Fencepost, Options};
 pub use counter::Counter;
-pub use doc::{Doc, DocValue};
+pub use doc::{Doc, DocValue, UpdateOptions};
 pub use host::clock::SystemClock;
 pub use inspect::{Held, Inspection};
 pub use lease::break_lease::Broken;
@@ -128,7 +145,7 @@ pub use objects::events::{Event, LeaseAction, OnEvent};
 pub use objects::retry::RetryPolicy;
 pub use objects::transition::{Transition, transition};
 pub use objects::{Objects, WaitOptions, Written};
-pub use prune::Pruned;
+pub use prune::{PruneOptions, Pruned};
 pub use time::{Clock, ClockSource, Timestamp};
 
 /// The Rust guide's examples (docs/rust.md), compiled and run as doctests.

@@ -19,6 +19,27 @@ pub struct Pruned {
     pub keys: Vec<String>,
 }
 
+/// What [`crate::Fencepost::prune`] deletes: `PruneOptions::older_than(7.0 * 86_400.0)`, and
+/// `.dry_run()` to only report.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PruneOptions {
+    /// Objects last modified more than this many seconds ago.
+    pub older_than: f64,
+    /// Report what would be deleted; delete nothing.
+    pub dry_run: bool,
+}
+
+impl PruneOptions {
+    pub fn older_than(seconds: f64) -> Self {
+        PruneOptions { older_than: seconds, dry_run: false }
+    }
+
+    /// Report what would be deleted, deleting nothing.
+    pub fn dry_run(self) -> Self {
+        PruneOptions { dry_run: true, ..self }
+    }
+}
+
 /// Delete the objects under `prefix` last modified more than `older_than` seconds ago, except
 /// held lease documents. Requests: one list per page, then per old object a read and a delete.
 pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_run: bool) -> Result<Pruned> {

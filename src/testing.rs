@@ -6,16 +6,16 @@
 //!   and backoff run instantly and deterministically.
 //!
 //! ```
-//! use std::rc::Rc;
+//! use crate::base::sync::Shared;
 //! use fencepost::store::{MemoryStore, Op};
 //! use fencepost::testing::{Fault, FaultStore, ManualClock};
 //! use fencepost::{Fencepost, LeaseOptions, Options};
 //! use serde_json::json;
 //!
 //! # futures::executor::block_on(async {
-//! let store = Rc::new(FaultStore::new(Rc::new(MemoryStore::new())));
+//! let store = Shared::new(FaultStore::new(Shared::new(MemoryStore::new())));
 //! let clock = ManualClock::auto_advancing(ManualClock::START_2026);
-//! let db = Fencepost::new(store.clone(), Options { clock: Some(Rc::new(clock.clone())), ..Options::default() })?;
+//! let db = Fencepost::new(store.clone(), Options { clock: Some(Shared::new(clock.clone())), ..Options::default() })?;
 //!
 //! // The winning put lands but its response is lost: the claim still reports the win.
 //! store.inject(Op::Put, Fault::LoseResponse);

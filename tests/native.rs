@@ -2,13 +2,13 @@
 
 mod conformance;
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use conformance::Ctx;
 use fencepost::store::MemoryStore;
 
 fn run<F: std::future::Future<Output = ()>>(case: fn(Ctx) -> F) {
-    futures::executor::block_on(case(Ctx::new(Rc::new(MemoryStore::new()))));
+    futures::executor::block_on(case(Ctx::new(Arc::new(MemoryStore::new()))));
 }
 
 macro_rules! native_cases {

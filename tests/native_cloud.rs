@@ -9,17 +9,16 @@
 
 mod conformance;
 
-use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use conformance::Ctx;
+use fencepost::Error;
 use fencepost::store::azure::{AzureConfig, AzureStore};
 use fencepost::store::gcs::{GcsConfig, GcsStore};
-use fencepost::store::s3::ReqwestTransport;
 use fencepost::store::{ObjectStore, PrefixStore};
-use fencepost::{Error, SystemClock};
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn var(name: &str) -> Option<String> {
     let value = std::env::var(name).ok();
@@ -36,7 +35,7 @@ fn fresh_prefix() -> String {
     format!("native-{nanos:x}-{}-{}/", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-fn azure_with_key(key: Option<&str>) -> Option<Rc<dyn ObjectStore>> {
+fn azure_with_key(key: Option<&str>) -> Option<Arc<dyn ObjectStore>> {
     let endpoint = var("FENCEPOST_AZURITE_ENDPOINT")?;
     let (account, container) = (var("FENCEPOST_AZURITE_ACCOUNT")?, var("FENCEPOST_AZURITE_CONTAINER")?);
     let key = match key {
@@ -44,11 +43,11 @@ fn azure_with_key(key: Option<&str>) -> Option<Rc<dyn ObjectStore>> {
         None => var("FENCEPOST_AZURITE_KEY")?,
     };
     let config = AzureConfig::builder(&account, &container).endpoint(endpoint).account_key(key).build().unwrap();
-    let store = AzureStore::new(config, Rc::new(ReqwestTransport::new().unwrap()), Rc::new(SystemClock));
-    Some(Rc::new(PrefixStore::new(Rc::new(store), &fresh_prefix()).unwrap()))
+    let store = AzureStore::new(config).unwrap();
+    Some(Arc::new(PrefixStore::new(Arc::new(store), &fresh_prefix()).unwrap()))
 }
 
-fn azure() -> Option<Rc<dyn ObjectStore>> {
+fn azure() -> Option<Arc<dyn ObjectStore>> {
     azure_with_key(None)
 }
 
@@ -58,16 +57,16 @@ fn gcs_config() -> Option<fencepost::store::gcs::GcsConfigBuilder> {
     Some(GcsConfig::builder(&format!("{bucket}-native")).endpoint(endpoint))
 }
 
-fn gcs_from(config: fencepost::store::gcs::GcsConfigBuilder) -> Rc<dyn ObjectStore> {
-    let store = GcsStore::new(config.build().unwrap(), Rc::new(ReqwestTransport::new().unwrap()), Rc::new(SystemClock));
-    Rc::new(PrefixStore::new(Rc::new(store), &fresh_prefix()).unwrap())
+fn gcs_from(config: fencepost::store::gcs::GcsConfigBuilder) -> Arc<dyn ObjectStore> {
+    let store = GcsStore::new(config.build().unwrap()).unwrap();
+    Arc::new(PrefixStore::new(Arc::new(store), &fresh_prefix()).unwrap())
 }
 
-fn gcs() -> Option<Rc<dyn ObjectStore>> {
+fn gcs() -> Option<Arc<dyn ObjectStore>> {
     gcs_config().map(gcs_from)
 }
 
-fn run<F: std::future::Future<Output = ()>>(store: Option<Rc<dyn ObjectStore>>, case: fn(Ctx) -> F) {
+fn run<F: std::future::Future<Output = ()>>(store: Option<Arc<dyn ObjectStore>>, case: fn(Ctx) -> F) {
     if let Some(store) = store {
         futures::executor::block_on(case(Ctx::new(store)));
     }
@@ -233,7 +232,7 @@ fn fakegcs_service_account_tokens_are_fetched_once_and_refusals_are_typed() {
     futures::executor::block_on(async {
         assert!(db.claim("sa/tick", json!(1)).await.unwrap().won);
         assert!(!db.claim("sa/tick", json!(2)).await.unwrap().won);
-        assert_eq!(db.doc("sa/doc").unwrap().get().await.unwrap(), None);
+        assert_eq!(db.doc::<Value>("sa/doc").unwrap().get().await.unwrap(), None);
     });
     assert_eq!(served.load(Ordering::SeqCst), 1, "one token request, then the cached token");
 

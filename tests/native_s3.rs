@@ -13,15 +13,15 @@ mod conformance;
 
 use std::io::Read;
 use std::net::TcpListener;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use conformance::Ctx;
 use fencepost::store::PrefixStore;
-use fencepost::store::s3::{Addressing, ReqwestTransport, S3Config, S3Store};
-use fencepost::{Error, Fencepost, Options, RetryPolicy, SystemClock};
-use serde_json::json;
+use fencepost::store::s3::{Addressing, S3Config, S3Store};
+use fencepost::{Error, Fencepost, Options, RetryPolicy};
+use serde_json::{Value, json};
 
 /// The server's settings, or `None` (with a note) when the suite runs without servers.
 fn server_env(server: &str) -> Option<[String; 5]> {
@@ -45,14 +45,14 @@ fn s3(server: &str, secret_override: Option<&str>) -> Option<PrefixStore> {
         .addressing(Addressing::Path)
         .build()
         .expect("valid S3 config");
-    let transport = ReqwestTransport::new().expect("an HTTP client");
-    let store = S3Store::new(config, Rc::new(transport), Rc::new(SystemClock));
-    Some(PrefixStore::new(Rc::new(store), &prefix).expect("a valid prefix"))
+    // `S3Store::new`: natively, the reqwest transport (feature `reqwest`) and the system clock.
+    let store = S3Store::new(config).expect("an HTTP client");
+    Some(PrefixStore::new(Arc::new(store), &prefix).expect("a valid prefix"))
 }
 
 fn run<F: std::future::Future<Output = ()>>(server: &str, case: fn(Ctx) -> F) {
     if let Some(store) = s3(server, None) {
-        futures::executor::block_on(case(Ctx::new(Rc::new(store))));
+        futures::executor::block_on(case(Ctx::new(Arc::new(store))));
     }
 }
 
@@ -74,13 +74,13 @@ for_each_case!(native_s3_cases);
 #[test]
 fn seaweed_twenty_concurrent_claims_one_winner_five_times() {
     let Some(store) = s3("SEAWEED", None) else { return };
-    futures::executor::block_on(conformance::s3::concurrent_claims_have_one_winner(Rc::new(store), 20, 5));
+    futures::executor::block_on(conformance::s3::concurrent_claims_have_one_winner(Arc::new(store), 20, 5));
 }
 
 #[test]
 fn seaweed_five_workers_ten_increments_end_at_50() {
     let Some(store) = s3("SEAWEED", None) else { return };
-    futures::executor::block_on(conformance::s3::concurrent_increments_all_land(Rc::new(store), 5, 10));
+    futures::executor::block_on(conformance::s3::concurrent_increments_all_land(Arc::new(store), 5, 10));
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn seaweed_wrong_secret_is_signature_mismatch_without_leaking() {
     let secret = "wrong-secret-Zq8vKx3";
     let Some(store) = s3("SEAWEED", Some(secret)) else { return };
     futures::executor::block_on(conformance::s3::wrong_secret_is_signature_mismatch_without_leaking(
-        Rc::new(store),
+        Arc::new(store),
         secret,
     ));
 }
@@ -111,11 +111,11 @@ fn an_unanswering_server_is_cut_off_by_the_per_attempt_timeout() {
         std::thread::sleep(Duration::from_secs(30));
     });
     let config = S3Config::builder(&endpoint, "b", "us-east-1", "key-id", "a-secret-key").timeout(0.3).build().unwrap();
-    let store = S3Store::new(config, Rc::new(ReqwestTransport::new().unwrap()), Rc::new(SystemClock));
+    let store = S3Store::new(config).unwrap();
     let retry = RetryPolicy { max_attempts: 3, base_delay: 0.01, max_delay: 0.02 };
-    let db = Fencepost::new(Rc::new(store), Options { retry, ..Options::default() }).unwrap();
+    let db = Fencepost::new(store, Options { retry, ..Options::default() }).unwrap();
     let started = Instant::now();
-    let e = futures::executor::block_on(db.doc("k").unwrap().get()).unwrap_err();
+    let e = futures::executor::block_on(db.doc::<Value>("k").unwrap().get()).unwrap_err();
     let took = started.elapsed();
     assert!(matches!(&e, Error::Storage(f) if f.message.contains("no answer within 0.3 s")), "{e}");
     assert!(took >= Duration::from_millis(900) && took < Duration::from_secs(5), "3 attempts of 0.3 s, took {took:?}");
@@ -127,7 +127,7 @@ fn an_unanswering_server_is_cut_off_by_the_per_attempt_timeout() {
 fn works_inside_a_current_thread_tokio_runtime() {
     let Some(store) = s3("MOTO", None) else { return };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let db = conformance::s3::real_time_db(Rc::new(store));
+    let db = conformance::s3::real_time_db(Arc::new(store));
     runtime.block_on(async {
         assert!(db.claim("cron/tick", json!("a")).await.unwrap().won);
         assert!(!db.claim("cron/tick", json!("b")).await.unwrap().won);

@@ -6,10 +6,10 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use fencepost::store::MemoryStore;
-use fencepost::{Fencepost, Options};
+use fencepost::{Fencepost, Options, UpdateOptions};
 use serde_json::{Value, json};
 
 fn python_encode(values: &[Value]) -> Vec<String> {
@@ -63,11 +63,12 @@ fn canonical_json_matches_cpython_byte_for_byte() {
     ];
     let python = python_encode(&values);
     assert_eq!(python.len(), values.len());
-    let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default()).unwrap();
+    let db = Fencepost::new(Arc::new(MemoryStore::new()), Options::default()).unwrap();
     for (i, (v, py)) in values.iter().zip(&python).enumerate() {
         let key = format!("interop/{i}");
         let stored = futures::executor::block_on(async {
-            db.doc(&key)?.update(&mut *fencepost::transition(|_| Ok(v.clone())), Some(v.clone()), 1).await?;
+            let options = UpdateOptions { create: Some(v.clone()), max_attempts: 1, ..Default::default() };
+            db.doc(&key)?.update_with(options, |_| Ok(v.clone())).await?;
             db.objects().get(&key).await
         });
         let ours = String::from_utf8(stored.unwrap().expect("just written").body).unwrap();

@@ -7,11 +7,9 @@
 
 mod conformance;
 
-use std::rc::Rc;
-
 use conformance::Ctx;
-use fencepost::SystemClock;
-use fencepost::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
+use fencepost::Shared;
+use fencepost::store::s3::{Addressing, S3Config, S3Store};
 use fencepost::store::{MemoryStore, ObjectStore, PrefixStore};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
@@ -36,11 +34,12 @@ fn s3(server: &str, secret_override: Option<&str>) -> PrefixStore {
         .addressing(Addressing::Path)
         .build()
         .expect("valid S3 config");
-    let store = S3Store::new(config, Rc::new(FetchTransport::new()), Rc::new(SystemClock));
-    PrefixStore::new(Rc::new(store), &prefix).expect("a valid prefix")
+    // `S3Store::new`: in wasm, the host's `fetch` and clock.
+    let store = S3Store::new(config).expect("the platform transport");
+    PrefixStore::new(store, &prefix).expect("a valid prefix")
 }
 
-async fn run<F: std::future::Future<Output = ()>>(store: Rc<dyn ObjectStore>, case: fn(Ctx) -> F) {
+async fn run<F: std::future::Future<Output = ()>>(store: Shared<dyn ObjectStore>, case: fn(Ctx) -> F) {
     case(Ctx::new(store)).await;
 }
 
@@ -48,15 +47,15 @@ macro_rules! wasm_cases {
     ($($name:ident),* $(,)?) => {
         mod memory {
             use super::*;
-            $( #[wasm_bindgen_test] async fn $name() { run(Rc::new(MemoryStore::new()), conformance::$name).await } )*
+            $( #[wasm_bindgen_test] async fn $name() { run(Shared::new(MemoryStore::new()), conformance::$name).await } )*
         }
         mod seaweed {
             use super::*;
-            $( #[wasm_bindgen_test] async fn $name() { run(Rc::new(s3("SEAWEED", None)), conformance::$name).await } )*
+            $( #[wasm_bindgen_test] async fn $name() { run(Shared::new(s3("SEAWEED", None)), conformance::$name).await } )*
         }
         mod moto {
             use super::*;
-            $( #[wasm_bindgen_test] async fn $name() { run(Rc::new(s3("MOTO", None)), conformance::$name).await } )*
+            $( #[wasm_bindgen_test] async fn $name() { run(Shared::new(s3("MOTO", None)), conformance::$name).await } )*
         }
     };
 }
@@ -65,17 +64,20 @@ for_each_case!(wasm_cases);
 
 #[wasm_bindgen_test]
 async fn seaweed_thirty_concurrent_claims_one_winner_ten_times() {
-    conformance::s3::concurrent_claims_have_one_winner(Rc::new(s3("SEAWEED", None)), 30, 10).await;
+    conformance::s3::concurrent_claims_have_one_winner(Shared::new(s3("SEAWEED", None)), 30, 10).await;
 }
 
 #[wasm_bindgen_test]
 async fn seaweed_ten_workers_twenty_increments_end_at_200() {
-    conformance::s3::concurrent_increments_all_land(Rc::new(s3("SEAWEED", None)), 10, 20).await;
+    conformance::s3::concurrent_increments_all_land(Shared::new(s3("SEAWEED", None)), 10, 20).await;
 }
 
 #[wasm_bindgen_test]
 async fn seaweed_wrong_secret_is_signature_mismatch_without_leaking() {
     let secret = "wrong-secret-Zq8vKx3";
-    conformance::s3::wrong_secret_is_signature_mismatch_without_leaking(Rc::new(s3("SEAWEED", Some(secret))), secret)
-        .await;
+    conformance::s3::wrong_secret_is_signature_mismatch_without_leaking(
+        Shared::new(s3("SEAWEED", Some(secret))),
+        secret,
+    )
+    .await;
 }

@@ -3,11 +3,11 @@
 //! [`crate::Objects`], [`crate::Fencepost`], [`crate::Doc`], [`crate::Lease`]) stops its waits and
 //! retries as soon as it fires; see [`crate::objects`] for what happens to a write in flight.
 
-use std::cell::{Cell, RefCell};
+use crate::base::sync::{Lock, SyncCell};
+use crate::base::sync::{Shared, WeakShared};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::{Rc, Weak};
 use std::task::{Context, Poll, Waker};
 
 use crate::base::error::{Error, Result};
@@ -17,18 +17,18 @@ use crate::base::future::{Either, race};
 /// reason (later `cancel` calls are ignored, as with `AbortController.abort`).
 #[derive(Clone, Default)]
 pub struct Cancel {
-    inner: Rc<Inner>,
+    inner: Shared<Inner>,
 }
 
 #[derive(Default)]
 struct Inner {
-    reason: RefCell<Option<Error>>,
+    reason: Lock<Option<Error>>,
     /// Wakers of pending [`Cancelled`] futures, by slot id (a re-polled future replaces its own).
-    waiters: RefCell<Vec<(u64, Waker)>>,
-    next_slot: Cell<u64>,
+    waiters: Lock<Vec<(u64, Waker)>>,
+    next_slot: SyncCell<u64>,
     /// Cancels that fire when this one does ([`Cancel::follow`]); weak so a finished call's cancel
     /// is not kept alive by a long-lived parent.
-    followers: RefCell<Vec<Weak<Inner>>>,
+    followers: Lock<Vec<WeakShared<Inner>>>,
 }
 
 impl Cancel {
@@ -47,24 +47,24 @@ impl Cancel {
         if self.is_cancelled() {
             return;
         }
-        *self.inner.reason.borrow_mut() = Some(reason.clone());
+        *self.inner.reason.lock() = Some(reason.clone());
         // Take the lists out before waking: a woken task or a follower may touch this cancel.
-        let waiters = std::mem::take(&mut *self.inner.waiters.borrow_mut());
-        let followers = std::mem::take(&mut *self.inner.followers.borrow_mut());
+        let waiters = std::mem::take(&mut *self.inner.waiters.lock());
+        let followers = std::mem::take(&mut *self.inner.followers.lock());
         for (_, waker) in waiters {
             waker.wake();
         }
-        for follower in followers.iter().filter_map(Weak::upgrade) {
+        for follower in followers.iter().filter_map(WeakShared::upgrade) {
             Cancel { inner: follower }.cancel_with(reason.clone());
         }
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.inner.reason.borrow().is_some()
+        self.inner.reason.lock().is_some()
     }
 
     pub fn reason(&self) -> Option<Error> {
-        self.inner.reason.borrow().clone()
+        self.inner.reason.lock().clone()
     }
 
     /// `Err(reason)` once cancelled.
@@ -83,9 +83,9 @@ impl Cancel {
             self.cancel_with(reason);
             return;
         }
-        let mut followers = parent.inner.followers.borrow_mut();
+        let mut followers = parent.inner.followers.lock();
         followers.retain(|f| f.strong_count() > 0);
-        followers.push(Rc::downgrade(&self.inner));
+        followers.push(Shared::downgrade(&self.inner));
     }
 
     /// Run `f` unless this fires first: then `f` is dropped and the reason returned.
@@ -102,7 +102,7 @@ impl Cancel {
 
 impl fmt::Debug for Cancel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Cancel").field("reason", &*self.inner.reason.borrow()).finish()
+        f.debug_struct("Cancel").field("reason", &*self.inner.reason.lock()).finish()
     }
 }
 
@@ -120,7 +120,7 @@ impl Future for Cancelled {
             return Poll::Ready(reason);
         }
         let inner = self.cancel.inner.clone();
-        let mut waiters = inner.waiters.borrow_mut();
+        let mut waiters = inner.waiters.lock();
         match self.slot.and_then(|id| waiters.iter_mut().find(|(slot, _)| *slot == id)) {
             Some((_, waker)) => waker.clone_from(cx.waker()),
             None => {
@@ -137,7 +137,7 @@ impl Future for Cancelled {
 impl Drop for Cancelled {
     fn drop(&mut self) {
         if let Some(id) = self.slot {
-            if let Ok(mut waiters) = self.cancel.inner.waiters.try_borrow_mut() {
+            if let Some(mut waiters) = self.cancel.inner.waiters.try_lock() {
                 waiters.retain(|(slot, _)| *slot != id);
             }
         }
@@ -155,25 +155,25 @@ mod tests {
         let c = Cancel::new();
         assert!(!c.is_cancelled() && c.check().is_ok());
         let mut pool = LocalPool::new();
-        let got = Rc::new(RefCell::new(Vec::new()));
+        let got = Shared::new(Lock::new(Vec::new()));
         for _ in 0..3 {
             let (c, got) = (c.clone(), got.clone());
             pool.spawner()
                 .spawn_local(async move {
                     let code = c.cancelled().await.code();
-                    got.borrow_mut().push(code);
+                    got.lock().push(code);
                 })
                 .unwrap();
         }
         pool.run_until_stalled();
-        assert!(got.borrow().is_empty());
-        assert_eq!(c.inner.waiters.borrow().len(), 3, "one slot per waiter, however often polled");
+        assert!(got.lock().is_empty());
+        assert_eq!(c.inner.waiters.lock().len(), 3, "one slot per waiter, however often polled");
         c.cancel_with(Error::invalid("first"));
         c.cancel();
         pool.run_until_stalled();
-        assert_eq!(*got.borrow(), ["INVALID_ARGUMENT"; 3]);
+        assert_eq!(*got.lock(), ["INVALID_ARGUMENT"; 3]);
         assert!(matches!(c.reason(), Some(Error::InvalidArgument(m)) if m == "first"));
-        assert!(c.inner.waiters.borrow().is_empty());
+        assert!(c.inner.waiters.lock().is_empty());
     }
 
     #[test]
@@ -183,9 +183,9 @@ mod tests {
         let mut cx = Context::from_waker(futures::task::noop_waker_ref());
         assert!(waiting.as_mut().poll(&mut cx).is_pending());
         assert!(waiting.as_mut().poll(&mut cx).is_pending());
-        assert_eq!(c.inner.waiters.borrow().len(), 1);
+        assert_eq!(c.inner.waiters.lock().len(), 1);
         drop(waiting);
-        assert!(c.inner.waiters.borrow().is_empty());
+        assert!(c.inner.waiters.lock().is_empty());
 
         let child = Cancel::new();
         child.follow(&c);

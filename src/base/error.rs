@@ -1,9 +1,9 @@
 //! The one error type of fencepost. Every failure a caller can see is one of these variants, each
 //! with a stable machine-readable [`Error::code`]; the JS bindings map them onto JS classes.
 
+use crate::base::sync::Shared;
 use std::any::Any;
 use std::fmt;
-use std::rc::Rc;
 
 /// A fencepost failure. `Clone`, so one reason can settle many waiters (a [`crate::Cancel`] hands
 /// its reason to every call it aborts). `#[non_exhaustive]`: match the variants you handle and
@@ -36,10 +36,18 @@ pub enum Error {
     /// The call was cancelled through a [`crate::Cancel`] without a reason of its own.
     Aborted,
     /// An error raised by a caller-supplied function (a `stateFn`, an `update` callback…), carried
-    /// through unchanged so the bindings can hand the very same value back to the caller (`Rc` so
-    /// the error stays `Clone`; the wasm binding downcasts it to a `JsValue`).
-    Callback(Rc<dyn Any>),
+    /// through unchanged so the bindings can hand the very same value back to the caller (`Shared` so
+    /// the error stays `Clone`; the wasm binding downcasts it to a `JsValue`). `Send + Sync`
+    /// natively, like every fencepost error, so it crosses threads and fits `anyhow`/`Box<dyn Error + Send + Sync>`.
+    Callback(CallbackValue),
 }
+
+/// What [`Error::Callback`] carries: any value, `Send + Sync` natively.
+#[cfg(not(target_arch = "wasm32"))]
+pub type CallbackValue = Shared<dyn Any + Send + Sync>;
+/// What [`Error::Callback`] carries: any value (in wasm32, usually a `JsValue`).
+#[cfg(target_arch = "wasm32")]
+pub type CallbackValue = Shared<dyn Any>;
 
 /// Why a lease's ownership period ended for its holder (`LeaseLost.reason` in JS).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,8 +122,8 @@ impl Error {
     }
 
     /// Wrap a caller's own error value (see [`Error::Callback`]).
-    pub fn callback<T: Any>(value: T) -> Self {
-        Error::Callback(Rc::new(value))
+    pub fn callback<T: Any + crate::base::sync::MaybeSend + crate::base::sync::MaybeSync>(value: T) -> Self {
+        Error::Callback(Shared::new(value))
     }
 }
 

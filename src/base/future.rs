@@ -1,4 +1,4 @@
-//! Futures: [`LocalBoxFuture`], the one combinator fencepost needs ([`race`]: run two futures,
+//! Futures: [`BoxFuture`] (`Send` natively), the one combinator fencepost needs ([`race`]: run two futures,
 //! keep the first to finish, drop the other) and `yield_now`, which lets other tasks of a
 //! single-threaded executor run.
 //! Hand-written (a dozen lines) rather than a dependency, since the crate is compiled to wasm and
@@ -8,8 +8,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::Poll;
 
-/// A boxed future that need not be `Send`: wasm hosts and Workers are single-threaded.
-pub type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + 'a>>;
+pub use crate::base::sync::BoxFuture;
 
 /// Which of two raced futures finished first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,8 +37,8 @@ pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Outp
 
 /// Run `futures` together on this task; their outputs in order once all have finished. (A dozen
 /// lines rather than a dependency, as for `race`.)
-pub async fn join_all<'a, T>(futures: Vec<LocalBoxFuture<'a, T>>) -> Vec<T> {
-    let mut pending: Vec<Option<LocalBoxFuture<'a, T>>> = futures.into_iter().map(Some).collect();
+pub async fn join_all<'a, T>(futures: Vec<BoxFuture<'a, T>>) -> Vec<T> {
+    let mut pending: Vec<Option<BoxFuture<'a, T>>> = futures.into_iter().map(Some).collect();
     let mut done: Vec<Option<T>> = pending.iter().map(|_| None).collect();
     std::future::poll_fn(move |cx| {
         for (slot, out) in pending.iter_mut().zip(done.iter_mut()) {

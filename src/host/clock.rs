@@ -2,7 +2,7 @@
 //! (any JS host: Workers, Deno, Node, browsers), the system clock and a timer thread natively.
 
 use crate::base::error::Result;
-use crate::base::future::LocalBoxFuture;
+use crate::base::future::BoxFuture;
 use crate::time::{Clock, Timestamp};
 
 /// The real clock: `Date.now()` and `setTimeout` in wasm; the system clock and a timer thread
@@ -15,7 +15,7 @@ impl Clock for SystemClock {
         Ok(now())
     }
 
-    fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {
+    fn sleep(&self, secs: f64) -> BoxFuture<'static, ()> {
         sleep(secs)
     }
 }
@@ -54,7 +54,7 @@ mod imp {
         }
     }
 
-    pub fn sleep(secs: f64) -> LocalBoxFuture<'static, ()> {
+    pub fn sleep(secs: f64) -> BoxFuture<'static, ()> {
         let millis = if secs.is_nan() { 0.0 } else { (secs * 1000.0).clamp(0.0, MAX_TIMER_MILLIS) };
         let (call, callback) = HostCall::new();
         let handle = set_timeout(&callback, millis);
@@ -157,7 +157,7 @@ mod imp {
         }
     }
 
-    pub fn sleep(secs: f64) -> LocalBoxFuture<'static, ()> {
+    pub fn sleep(secs: f64) -> BoxFuture<'static, ()> {
         let due = Duration::try_from_secs_f64(secs.max(0.0)).ok().and_then(|d| Instant::now().checked_add(d));
         match due {
             Some(due) => Box::pin(Sleep { due, id: timers().next_id.fetch_add(1, Ordering::Relaxed) }),

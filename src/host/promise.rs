@@ -1,10 +1,10 @@
 //! Waiting on the JS host (wasm only): a callback the host calls once, as a future; a Promise's
 //! settlement through it.
 
+use crate::base::sync::Shared;
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -15,7 +15,7 @@ use wasm_bindgen::{JsCast, JsValue};
 /// the glue's finalizer. The closure lives until the host calls it, even if this future is
 /// dropped first (a Promise still settles later), and is freed by that call; `forget_call`
 /// frees it when the host is known never to call (a cleared timer).
-pub(crate) struct HostCall(Rc<RefCell<Waiting>>);
+pub(crate) struct HostCall(Shared<RefCell<Waiting>>);
 
 struct Waiting {
     args: Option<(JsValue, JsValue)>,
@@ -26,7 +26,7 @@ struct Waiting {
 impl HostCall {
     /// A callback for the host to call once, and the future of that call.
     pub(crate) fn new() -> (HostCall, js_sys::Function) {
-        let waiting = Rc::new(RefCell::new(Waiting { args: None, waker: None, closure: None }));
+        let waiting = Shared::new(RefCell::new(Waiting { args: None, waker: None, closure: None }));
         let shared = waiting.clone();
         let closure = Closure::once(move |a: JsValue, b: JsValue| {
             let (waker, closure) = {

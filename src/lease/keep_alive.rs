@@ -7,6 +7,7 @@ use super::Lease;
 use crate::base::cancel::Cancel;
 use crate::base::error::{Error, LostReason, Result};
 use crate::base::future::{Either, race};
+use crate::base::sync::MaybeSend;
 use crate::time::Timestamp;
 
 /// Retries of a failed renewal wait from this (seconds), doubling up to `RETRY_MAX`.
@@ -20,8 +21,13 @@ pub fn renew_margin(ttl: f64) -> f64 {
     (ttl / 10.0).min(1.0)
 }
 
-impl Lease {
-    /// Renew every `every` seconds (default `ttl / 3`; must be > 0 and < ttl) until `stop` fires
+impl<T> Lease<T> {
+    /// Renew every `ttl / 3` seconds until `stop` fires (see [`Lease::keep_alive_every`]).
+    pub fn keep_alive(&self, stop: &Cancel) -> impl Future<Output = Result<()>> + MaybeSend + 'static {
+        self.keep_alive_with(None, stop)
+    }
+
+    /// Renew every `every` seconds (must be > 0 and < ttl) until `stop` fires
     /// (→ `Ok`), the lease is released through a handle on its period (→ `Ok`), or it is lost
     /// (→ `Err(LeaseLost)`, and [`Lease::ended`] fires).
     ///
@@ -31,22 +37,36 @@ impl Lease {
     /// before the deadline, never after. It never waits past halfway to that cutoff between
     /// renewals, so a large `every` still leaves room for retries.
     ///
-    /// The future owns what it needs (`'static`): drive it, or spawn it (`spawn_local` in wasm).
+    /// The future owns what it needs (`'static`, and `Send` natively): drive it, or spawn it
+    /// (`tokio::spawn`; `spawn_local` in wasm).
     /// The handle's own cancel, if any, stops it as `stop` does.
-    pub fn keep_alive(&self, every: Option<f64>, stop: &Cancel) -> impl Future<Output = Result<()>> + 'static {
+    pub fn keep_alive_every(
+        &self,
+        every: f64,
+        stop: &Cancel,
+    ) -> impl Future<Output = Result<()>> + MaybeSend + 'static {
+        self.keep_alive_with(Some(every), stop)
+    }
+
+    /// Keep-alive every `every` seconds, `None` for `ttl / 3`.
+    pub(crate) fn keep_alive_with(
+        &self,
+        every: Option<f64>,
+        stop: &Cancel,
+    ) -> impl Future<Output = Result<()>> + MaybeSend + 'static {
         let halt = Cancel::new();
         halt.follow(stop);
         if let Some(own) = self.objects.cancel() {
             halt.follow(own);
         }
         // Renewals obey `halt`, so one in flight when it fires is settled, not left unknown.
-        let lease = self.with_cancel(&halt);
+        let lease = self.with_cancel(&halt).typed::<serde_json::Value>();
         async move { lease.keep_renewing(every, &halt).await }
     }
 
     /// The interval `every` stands for (default `ttl / 3`), or why it cannot be used: callers that
     /// spawn keep-alive (the JS binding) report a bad one at once instead of from the task.
-    pub fn keep_alive_interval(&self, every: Option<f64>) -> Result<f64> {
+    pub(crate) fn keep_alive_interval(&self, every: Option<f64>) -> Result<f64> {
         let ttl = self.period.ttl;
         let every = every.unwrap_or(ttl / 3.0);
         check_interval(ttl, every)?;
@@ -95,7 +115,7 @@ impl Lease {
             return Err(self.give_up("could not renew before the deadline", None));
         }
         // The last failure, for the `LeaseLost` if the deadline comes first (its `cause`).
-        let last_failure = std::cell::RefCell::new(None);
+        let last_failure = crate::base::sync::Lock::new(None);
         let attempts = async {
             let mut failures = 0;
             loop {
@@ -105,7 +125,7 @@ impl Lease {
                     // Stopped mid-renewal: the objects layer has settled the write.
                     Err(_) if halt.is_cancelled() => return Ok(()),
                     Err(e @ (Error::Storage(_) | Error::AmbiguousWrite { .. } | Error::Conflict { .. })) => {
-                        *last_failure.borrow_mut() = Some(e);
+                        *last_failure.lock() = Some(e);
                         failures += 1;
                         if self.objects.sleep(retry_pause(failures)).await.is_err() {
                             return Ok(());
@@ -118,9 +138,7 @@ impl Lease {
         match race(attempts, self.objects.timer(left)).await {
             Either::Left(outcome) => outcome,
             // Abandoning the renewal in flight is safe: if it still lands, it only delays others.
-            Either::Right(()) => {
-                Err(self.give_up("could not renew before the deadline", last_failure.borrow_mut().take()))
-            }
+            Either::Right(()) => Err(self.give_up("could not renew before the deadline", last_failure.lock().take())),
         }
     }
 

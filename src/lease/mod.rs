@@ -21,18 +21,24 @@ mod document;
 mod keep_alive;
 pub(crate) mod with_lease;
 
-use crate::base::mutation::{self, Mutation};
-use std::cell::RefCell;
-use std::rc::Rc;
+use crate::base::sync::Shared;
+use std::future::Future;
+use std::marker::PhantomData;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+
+use crate::base::future::BoxFuture;
+use crate::base::mutation::{self, Mutation};
+use crate::base::sync::{Lock, MaybeSend};
 
 pub use document::LeaseView;
 pub(crate) use document::{LeaseDoc, MAX_EPOCH};
 
 use crate::base::cancel::Cancel;
 use crate::base::error::{Error, LostReason, Result};
-use crate::codec::json::checked;
+use crate::codec::json::{self, checked};
 use crate::objects::Objects;
 use crate::objects::events::{Call, Event, LeaseAction};
 use crate::objects::transition::Transition;
@@ -42,29 +48,113 @@ use crate::time::Timestamp;
 /// Guarded writes absorb at most this many cooperative writes before giving up with `LeaseLost`.
 const HANDLE_PATIENCE: u32 = 10;
 
-/// Options of [`crate::Fencepost::lease`]: `LeaseOptions::new(ttl)`, then set what differs
-/// (`LeaseOptions { wait: Some(5.0), ..LeaseOptions::new(30.0) }`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LeaseOptions {
+/// Options of [`crate::Fencepost::lease`] and [`crate::Fencepost::with_lease`]: `LeaseOptions::new(ttl)`,
+/// then what differs, by builder (`LeaseOptions::new(30.0).wait(5.0).holder("worker-7")`).
+/// `T` is the type of the lease's state (any `serde` type; `serde_json::Value` by default):
+/// `LeaseOptions::new(30.0).state_type::<JobState>()` makes the lease a `Lease<JobState>`.
+pub struct LeaseOptions<T = Value> {
     /// Seconds, > 0.
-    pub ttl: f64,
+    pub(crate) ttl: f64,
     /// Defaults to a fresh random token (128 bits). It is a credential: whoever knows it can
     /// [`crate::Fencepost::attach_lease`].
-    pub holder: Option<String>,
+    pub(crate) holder: Option<String>,
     /// Take over a lease whose deadline has passed (default `true`).
-    pub steal_if_expired: bool,
-    /// Seconds to keep trying while the lease is held by someone else (`None`: one attempt). The
-    /// attempts back off with jitter up to about a second apart, so a release is noticed within
-    /// about a second, and one is made right at the held lease's deadline.
-    pub wait: Option<f64>,
-    /// Under [`crate::Fencepost::with_lease`]: renew every this many seconds (`None`: `ttl / 3`;
-    /// must be > 0 and < `ttl`).
-    pub keep_alive_every: Option<f64>,
+    pub(crate) steal_if_expired: bool,
+    /// Seconds to keep trying while the lease is held by someone else (`None`: one attempt).
+    pub(crate) wait: Option<f64>,
+    /// Under [`crate::Fencepost::with_lease`]: renew every this many seconds (`None`: `ttl / 3`).
+    pub(crate) keep_alive_every: Option<f64>,
+    /// Written as the state when an acquisition finds none (JSON null), as JSON; an `Err` is a
+    /// value that did not serialize, reported by the call.
+    pub(crate) initial_state: Option<std::result::Result<Value, Error>>,
+    pub(crate) state: PhantomData<fn() -> T>,
 }
 
 impl LeaseOptions {
+    /// A lease of `ttl` seconds (> 0): a random holder, expired leases taken over, one attempt.
     pub fn new(ttl: f64) -> Self {
-        LeaseOptions { ttl, holder: None, steal_if_expired: true, wait: None, keep_alive_every: None }
+        let (holder, wait, keep_alive_every, initial_state) = (None, None, None, None);
+        LeaseOptions { ttl, holder, steal_if_expired: true, wait, keep_alive_every, initial_state, state: PhantomData }
+    }
+}
+
+impl<T> LeaseOptions<T> {
+    /// The lease's state as a `U` (any `serde` type): the lease comes back as a `Lease<U>`.
+    pub fn state_type<U>(self) -> LeaseOptions<U> {
+        let LeaseOptions { ttl, holder, steal_if_expired, wait, keep_alive_every, initial_state, .. } = self;
+        LeaseOptions { ttl, holder, steal_if_expired, wait, keep_alive_every, initial_state, state: PhantomData }
+    }
+
+    /// The state to write when an acquisition finds none yet (the first one, typically), and so
+    /// the state's type: `LeaseOptions::new(30.0).initial_state(Job::default())` is a
+    /// `LeaseOptions<Job>`, whose leases start from a default `Job`. A later acquisition keeps
+    /// the state it finds.
+    pub fn initial_state<U: Serialize>(self, state: U) -> LeaseOptions<U> {
+        let json = serde_json::to_value(&state)
+            .map_err(|e| Error::invalid(format!("the initial lease state does not serialize as JSON: {e}")));
+        LeaseOptions { initial_state: Some(json), ..self.state_type() }
+    }
+
+    /// Hold it as `holder` (default: a fresh random token of 128 bits). The holder is a
+    /// credential: whoever knows it can [`crate::Fencepost::attach_lease`].
+    pub fn holder(mut self, holder: impl Into<String>) -> Self {
+        self.holder = Some(holder.into());
+        self
+    }
+
+    /// Take over a lease whose deadline has passed (default `true`).
+    pub fn steal_if_expired(mut self, steal: bool) -> Self {
+        self.steal_if_expired = steal;
+        self
+    }
+
+    /// Keep trying for up to `seconds` while the lease is held by someone else (default: one
+    /// attempt). The attempts back off with jitter up to about a second apart, so a release is
+    /// noticed within about a second, and one is made right at the held lease's deadline.
+    pub fn wait(mut self, seconds: f64) -> Self {
+        self.wait = Some(seconds);
+        self
+    }
+
+    /// Under [`crate::Fencepost::with_lease`]: renew every `seconds` (default `ttl / 3`; must be
+    /// > 0 and < `ttl`).
+    pub fn keep_alive_every(mut self, seconds: f64) -> Self {
+        self.keep_alive_every = Some(seconds);
+        self
+    }
+
+    pub fn ttl(&self) -> f64 {
+        self.ttl
+    }
+}
+
+// By hand: a derive would ask `T` itself for `Clone`/`Debug`/`PartialEq`, which only names it.
+impl<T> Clone for LeaseOptions<T> {
+    fn clone(&self) -> Self {
+        let LeaseOptions { ttl, holder, steal_if_expired, wait, keep_alive_every, initial_state, .. } = self;
+        let (holder, initial_state) = (holder.clone(), initial_state.clone());
+        let (ttl, steal_if_expired, wait, keep_alive_every) = (*ttl, *steal_if_expired, *wait, *keep_alive_every);
+        LeaseOptions { ttl, holder, steal_if_expired, wait, keep_alive_every, initial_state, state: PhantomData }
+    }
+}
+
+impl<T> std::fmt::Debug for LeaseOptions<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaseOptions")
+            .field("ttl", &self.ttl)
+            .field("holder", &self.holder)
+            .field("steal_if_expired", &self.steal_if_expired)
+            .field("wait", &self.wait)
+            .field("keep_alive_every", &self.keep_alive_every)
+            .field("initial_state", &self.initial_state)
+            .finish()
+    }
+}
+
+impl<T> PartialEq for LeaseOptions<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.ttl, &self.holder, self.steal_if_expired, self.wait, self.keep_alive_every)
+            == (other.ttl, &other.holder, other.steal_if_expired, other.wait, other.keep_alive_every)
     }
 }
 
@@ -86,7 +176,7 @@ struct Period {
     holder: String,
     epoch: u64,
     ttl: f64,
-    view: RefCell<View>,
+    view: Lock<View>,
     /// Fired with a `LeaseLost` reason once a handle learns the period is over.
     ended: Cancel,
 }
@@ -106,43 +196,52 @@ struct Period {
 /// function under one with [`crate::Fencepost::with_lease`].
 ///
 /// ```
-/// use std::rc::Rc;
 /// use fencepost::store::MemoryStore;
-/// use fencepost::{Error, Fencepost, LeaseOptions, Options, transition};
-/// use serde_json::json;
+/// use fencepost::{Error, Fencepost, Lease, LeaseOptions, Options};
+///
+/// #[derive(serde::Serialize, serde::Deserialize, Debug, Default, PartialEq)]
+/// struct Job { step: u32, cancel: bool }
 ///
 /// # futures::executor::block_on(async {
-/// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
-/// // Acquire, seeding the state on the first acquisition (`stateFn`): the transition is written
-/// // atomically with the new epoch.
-/// let mut seed = transition(|prev| Ok(if prev.is_null() { json!({"step": 0}) } else { prev }));
-/// let lease = db.lease("jobs/nightly", LeaseOptions::new(30.0), Some(&mut *seed)).await?.expect("free");
-/// assert_eq!((lease.epoch(), lease.state()), (1, json!({"step": 0})));
+/// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
+/// // Acquire, seeding the state on the first acquisition: written atomically with the new epoch.
+/// let lease: Lease<Job> = db
+///     .lease_with_state("jobs/nightly", LeaseOptions::new(30.0), |prev| Ok(prev.unwrap_or_default()))
+///     .await?
+///     .expect("free");
+/// assert_eq!((lease.epoch(), lease.state()?), (1, Job::default()));
 /// // Held: anyone else gets `None`.
-/// assert!(db.lease("jobs/nightly", LeaseOptions::new(30.0), None).await?.is_none());
+/// assert!(db.lease("jobs/nightly", LeaseOptions::new(30.0)).await?.is_none());
 ///
 /// // Checkpoint under the fence.
-/// lease.update_state(&mut *transition(|s| Ok(json!({"step": s["step"].as_i64().unwrap_or(0) + 1})))).await?;
+/// lease.update_state(|job| Ok(Job { step: job.step + 1, ..job })).await?;
 /// // Ask the holder to stop, from outside, without fencing it; its next write absorbs this.
-/// db.cooperative_write("jobs/nightly", &mut *transition(|mut s| { s["cancel"] = json!(true); Ok(s) })).await?;
+/// db.cooperative_write("jobs/nightly", |job: Job| Ok(Job { cancel: true, ..job })).await?;
 /// lease.renew().await?;
-/// assert_eq!(lease.state(), json!({"step": 1, "cancel": true}));
-/// lease.release(None).await?;
+/// assert_eq!(lease.state()?, Job { step: 1, cancel: true });
+/// lease.release().await?;
 /// assert!(matches!(lease.renew().await, Err(Error::LeaseLost { .. })), "released handles are done");
 ///
 /// // The next owner gets epoch 2 and the state where the last one left it.
-/// let next = db.lease("jobs/nightly", LeaseOptions::new(30.0), None).await?.expect("released");
-/// assert_eq!((next.epoch(), next.state()["step"].clone()), (2, json!(1)));
+/// let options = LeaseOptions::new(30.0).state_type::<Job>();
+/// let next = db.lease("jobs/nightly", options).await?.expect("released");
+/// assert_eq!((next.epoch(), next.state()?.step), (2, 1));
 /// # Ok::<(), fencepost::Error>(())
 /// # }).unwrap();
 /// ```
-#[derive(Clone)]
-pub struct Lease {
+pub struct Lease<T = Value> {
     objects: Objects,
-    period: Rc<Period>,
+    period: Shared<Period>,
+    state: PhantomData<fn() -> T>,
 }
 
-impl std::fmt::Debug for Lease {
+impl<T> Clone for Lease<T> {
+    fn clone(&self) -> Self {
+        Lease { objects: self.objects.clone(), period: self.period.clone(), state: PhantomData }
+    }
+}
+
+impl<T> std::fmt::Debug for Lease<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lease")
             .field("key", &self.period.key)
@@ -152,6 +251,13 @@ impl std::fmt::Debug for Lease {
             .finish_non_exhaustive()
     }
 }
+
+/// Builds a guarded write's proposal from the handle's view (`Send` natively, like the futures
+/// holding it).
+#[cfg(not(target_arch = "wasm32"))]
+type Propose<'f> = dyn FnMut(&View) -> BoxFuture<'f, Result<Proposal>> + Send + 'f;
+#[cfg(target_arch = "wasm32")]
+type Propose<'f> = dyn FnMut(&View) -> BoxFuture<'f, Result<Proposal>> + 'f;
 
 /// The next document a guarded write wants, computed from the handle's current view.
 struct Proposal {
@@ -177,17 +283,67 @@ impl Lease {
             holder: doc.holder.unwrap_or_default(),
             epoch: doc.epoch,
             ttl,
-            view: RefCell::new(view),
+            view: Lock::new(view),
             ended: Cancel::new(),
         };
         // The acquiring call's cancel is not the period's.
-        Lease { objects: objects.detached(), period: Rc::new(period) }
+        Lease { objects: objects.detached(), period: Shared::new(period), state: PhantomData }
+    }
+}
+
+impl<T: Serialize + DeserializeOwned + MaybeSend + 'static> Lease<T> {
+    /// The state as last seen or written. A stored state that is not a `T` (a cooperative write
+    /// of another shape) is [`Error::Corrupt`], naming the key and serde's error.
+    pub fn state(&self) -> Result<T> {
+        json::from_json(self.state_value(), "lease state", &self.period.key)
+    }
+
+    /// Read-modify-write of the state, guarded; `f` sees the freshest state (it runs again after a
+    /// cooperative write, so keep it free of side effects). Returns the state written.
+    pub async fn update_state(&self, mut f: impl FnMut(T) -> Result<T> + MaybeSend) -> Result<T> {
+        self.update_state_async(move |s| std::future::ready(f(s))).await
+    }
+
+    /// [`Lease::update_state`] for a transition that must await.
+    pub async fn update_state_async<F, Fut>(&self, mut f: F) -> Result<T>
+    where
+        F: FnMut(T) -> Fut + MaybeSend,
+        Fut: Future<Output = Result<T>> + MaybeSend + 'static,
+    {
+        let key = self.period.key.clone();
+        let mut transition = crate::objects::transition::typed(&key, "lease state", &mut f);
+        let written = self.update_state_value(&mut transition).await?;
+        json::from_json(written, "lease state", &key)
+    }
+
+    /// Replace the state, guarded (unseen cooperative writes are discarded).
+    pub async fn write(&self, state: &T) -> Result<()> {
+        self.write_value(json::to_json(state, "lease state", &self.period.key)?).await.map(drop)
+    }
+
+    /// Give the lease up: holder = null, deadline = now, the state kept (cooperative writes
+    /// included). The document stays, so epochs keep increasing.
+    pub async fn release(&self) -> Result<()> {
+        self.release_value(None).await
+    }
+
+    /// [`Lease::release`], writing `state` as the final state.
+    pub async fn release_with(&self, state: &T) -> Result<()> {
+        self.release_value(Some(json::to_json(state, "final state", &self.period.key)?)).await
+    }
+}
+
+impl<T> Lease<T> {
+    /// The same handle with its state as a `U` (any `serde` type): for a lease from
+    /// [`crate::Fencepost::attach_lease`], say. No request.
+    pub fn typed<U>(self) -> Lease<U> {
+        Lease { objects: self.objects, period: self.period, state: PhantomData }
     }
 
     /// A handle on the same period (its state is shared) whose calls obey `cancel`: a renew or
     /// write in flight when it fires is settled as [`Objects`]' "Cancellation" describes.
-    pub fn with_cancel(&self, cancel: &Cancel) -> Lease {
-        Lease { objects: self.objects.with_cancel(cancel), period: self.period.clone() }
+    pub fn with_cancel(&self, cancel: &Cancel) -> Lease<T> {
+        Lease { objects: self.objects.with_cancel(cancel), period: self.period.clone(), state: PhantomData }
     }
 
     pub fn key(&self) -> &str {
@@ -202,20 +358,21 @@ impl Lease {
     pub fn ttl(&self) -> f64 {
         self.period.ttl
     }
-    pub fn state(&self) -> Value {
-        self.period.view.borrow().state.clone()
+    /// The state as JSON, whatever `T` is.
+    pub fn state_value(&self) -> Value {
+        self.period.view.lock().state.clone()
     }
     pub fn deadline_at(&self) -> Timestamp {
-        self.period.view.borrow().deadline_at
+        self.period.view.lock().deadline_at
     }
     /// The etag of the version this handle last saw or wrote (`None` right after a write whose
     /// response was lost and which has since been replaced).
     pub fn etag(&self) -> Option<String> {
-        self.period.view.borrow().etag.clone()
+        self.period.view.lock().etag.clone()
     }
     /// Released through this handle (or one sharing its state).
     pub fn is_released(&self) -> bool {
-        self.period.view.borrow().released
+        self.period.view.lock().released
     }
 
     /// Fired, with a `LeaseLost` reason, as soon as the handle learns that its period is over:
@@ -272,7 +429,7 @@ impl Lease {
 
     /// Read-modify-write of the state, guarded; `f` sees the freshest state (it runs again after a
     /// cooperative write). Returns the state written.
-    pub async fn update_state(&self, f: &mut Transition<'_>) -> Result<Value> {
+    pub(crate) async fn update_state_value(&self, f: &mut Transition<'_>) -> Result<Value> {
         self.guarded_write("lease.updateState", &mut |v: &View| {
             let (state, deadline_at) = (v.state.clone(), v.deadline_at);
             let next = f(state);
@@ -282,7 +439,7 @@ impl Lease {
     }
 
     /// Replace the state, guarded (unseen cooperative writes are discarded).
-    pub async fn write(&self, state: Value) -> Result<Value> {
+    pub(crate) async fn write_value(&self, state: Value) -> Result<Value> {
         let state = checked(state)?;
         self.guarded_write("lease.write", &mut |v: &View| {
             let p = Proposal { keep_holder: true, deadline_at: v.deadline_at, state: state.clone() };
@@ -293,7 +450,7 @@ impl Lease {
 
     /// Give the lease up: holder = null, deadline = now, optionally a final state (otherwise the
     /// current one, cooperative writes included). The document stays, so epochs keep increasing.
-    pub async fn release(&self, final_state: Option<Value>) -> Result<()> {
+    pub(crate) async fn release_value(&self, final_state: Option<Value>) -> Result<()> {
         let final_state = final_state.map(checked).transpose()?;
         let now = self.objects.now()?;
         self.guarded_write("lease.release", &mut |v: &View| {
@@ -306,13 +463,9 @@ impl Lease {
 
     /// The one write path of a handle (the call `method`); a `LeaseLost` it meets ends the
     /// period for every handle.
-    async fn guarded_write<'f>(
-        &self,
-        method: &'static str,
-        propose: &mut dyn FnMut(&View) -> crate::base::future::LocalBoxFuture<'f, Result<Proposal>>,
-    ) -> Result<Value> {
+    async fn guarded_write<'f>(&self, method: &'static str, propose: &mut Propose<'f>) -> Result<Value> {
         let (objects, call) = self.objects.call(method);
-        let handle = Lease { objects, period: self.period.clone() };
+        let handle: Lease<T> = Lease { objects, period: self.period.clone(), state: PhantomData };
         let written = match handle.try_guarded_write(propose).await {
             Err(lost @ Error::LeaseLost { .. }) => Err(self.end(lost)),
             other => other,
@@ -329,13 +482,10 @@ impl Lease {
     /// `propose` builds the next document from the handle's view and the write is guarded by the
     /// view's etag. On a failed guard the view is refreshed (`LeaseLost` if fenced) and the
     /// proposal rebuilt, at most `HANDLE_PATIENCE` times.
-    async fn try_guarded_write<'f>(
-        &self,
-        propose: &mut dyn FnMut(&View) -> crate::base::future::LocalBoxFuture<'f, Result<Proposal>>,
-    ) -> Result<Value> {
+    async fn try_guarded_write<'f>(&self, propose: &mut Propose<'f>) -> Result<Value> {
         let period = &self.period;
         for _ in 0..HANDLE_PATIENCE {
-            let view = period.view.borrow().clone();
+            let view = period.view.lock().clone();
             if let Some(ended) = self.ended_error() {
                 return Err(ended);
             }
@@ -355,7 +505,7 @@ impl Lease {
             };
             match self.objects.replace(&period.key, &doc.encode(), etag, &view.meta).await? {
                 Some(written) => {
-                    *period.view.borrow_mut() = View {
+                    *period.view.lock() = View {
                         etag: written.etag,
                         meta: written.meta,
                         deadline_at: doc.deadline(),
@@ -402,7 +552,7 @@ impl Lease {
             let why = if doc.holder.is_none() { "the lease was released" } else { "another holder took the lease" };
             return Err(Error::lease_lost(&period.key, LostReason::Stolen, why));
         }
-        let mut v = period.view.borrow_mut();
+        let mut v = period.view.lock();
         v.etag = Some(etag);
         v.meta = meta;
         v.deadline_at = doc.deadline();

@@ -5,6 +5,7 @@
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use futures::executor::LocalPool;
 use futures::task::LocalSpawnExt;
@@ -19,22 +20,22 @@ use crate::{Fencepost, Options, RetryPolicy};
 struct Sim {
     pool: LocalPool,
     clock: ManualClock,
-    raw: Rc<MemoryStore>,
-    store: Rc<FaultStore>,
+    raw: Arc<MemoryStore>,
+    store: Arc<FaultStore>,
 }
 
 type Slot<T> = Rc<RefCell<Option<T>>>;
 
 impl Sim {
     fn new() -> Sim {
-        let raw = Rc::new(MemoryStore::new());
-        let store = Rc::new(FaultStore::new(raw.clone()));
+        let raw = Arc::new(MemoryStore::new());
+        let store = Arc::new(FaultStore::new(raw.clone()));
         Sim { pool: LocalPool::new(), clock: ManualClock::starting_2026(), raw, store }
     }
 
     fn options(&self) -> Options {
         let retry = RetryPolicy { max_attempts: 3, base_delay: 0.05, max_delay: 0.2 };
-        Options { clock: Some(Rc::new(self.clock.clone())), retry, ..Options::default() }
+        Options { clock: Some(Arc::new(self.clock.clone())), retry, ..Options::default() }
     }
 
     /// The client under test: through the fault store.
@@ -89,8 +90,7 @@ impl Sim {
 
     fn acquire(&mut self, db: &Fencepost, key: &str, ttl: f64) -> Option<Lease> {
         let (db, key) = (db.clone(), key.to_owned());
-        self.block(async move { db.lease(&key, LeaseOptions { holder: None, ..LeaseOptions::new(ttl) }, None).await })
-            .unwrap()
+        self.block(async move { db.lease(&key, LeaseOptions::new(ttl)).await }).unwrap()
     }
 
     fn stored(&mut self, key: &str) -> Value {
@@ -109,7 +109,7 @@ fn keep_alive_holds_a_two_second_lease_for_twenty_seconds() {
     let mut sim = Sim::new();
     let lease = sim.acquire(&sim.db(), "job", 2.0).unwrap();
     let stop = Cancel::new();
-    let kept = sim.spawn(lease.keep_alive(None, &stop));
+    let kept = sim.spawn(lease.keep_alive(&stop));
     sim.store.take_counts();
     let thief = sim.thief();
     for _ in 0..40 {
@@ -141,7 +141,7 @@ fn keep_alive_that_cannot_renew_gives_up_before_the_deadline() {
             clock.now().unwrap()
         })
     };
-    let kept = sim.spawn(lease.keep_alive(None, &Cancel::new()));
+    let kept = sim.spawn(lease.keep_alive(&Cancel::new()));
     let outcome = sim.run_until_done(&kept, 10.0);
     assert!(is_lost(&outcome), "{outcome:?}");
     let Err(Error::LeaseLost { reason, message, .. }) = outcome else { unreachable!() };
@@ -165,16 +165,16 @@ fn keep_alive_ends_on_release_and_on_a_steal() {
     let mut sim = Sim::new();
     let db = sim.db();
     let lease = sim.acquire(&db, "job", 3.0).unwrap();
-    let kept = sim.spawn(lease.keep_alive(Some(1.0), &Cancel::new()));
+    let kept = sim.spawn(lease.keep_alive_every(1.0, &Cancel::new()));
     sim.run_for(2.5);
     let l = lease.clone();
-    sim.block(async move { l.release(None).await }).unwrap();
+    sim.block(async move { l.release().await }).unwrap();
     sim.pool.run_until_stalled();
     assert!(matches!(kept.borrow_mut().take(), Some(Ok(()))), "released: Ok");
 
     // Someone rewrites the document under a new epoch: the next renewal finds out.
     let lease = sim.acquire(&db, "job2", 3.0).unwrap();
-    let kept = sim.spawn(lease.keep_alive(Some(1.0), &Cancel::new()));
+    let kept = sim.spawn(lease.keep_alive_every(1.0, &Cancel::new()));
     let raw = sim.raw.clone();
     let doc = br#"{"deadline_at":"2030-01-01T00:00:00.000000Z","epoch":9,"holder":"x","state":null}"#;
     sim.block(async move { raw.put("job2", doc, &Precondition::None, &Default::default()).await }).unwrap();
@@ -185,9 +185,9 @@ fn keep_alive_ends_on_release_and_on_a_steal() {
     for every in [0.0, 3.0, 5.0, -1.0, f64::NAN] {
         let lease = sim.acquire(&db, "job3", 3.0);
         let lease = lease.unwrap_or_else(|| panic!("job3 free for every={every}"));
-        let e = sim.block(lease.keep_alive(Some(every), &Cancel::new()));
+        let e = sim.block(lease.keep_alive_every(every, &Cancel::new()));
         assert!(matches!(e, Err(Error::InvalidArgument(_))), "every {every}: {e:?}");
-        sim.block(async move { lease.release(None).await }).unwrap();
+        sim.block(async move { lease.release().await }).unwrap();
     }
 }
 
@@ -205,13 +205,13 @@ fn a_stop_during_a_renewal_settles_it() {
             std::future::pending::<()>().await
         }),
     );
-    let kept = sim.spawn(lease.keep_alive(Some(1.0), &stop));
+    let kept = sim.spawn(lease.keep_alive_every(1.0, &stop));
     let outcome = sim.run_until_done(&kept, 2.0);
     assert!(matches!(outcome, Ok(())));
     assert_eq!(lease.deadline_at(), ManualClock::START_2026.plus_secs(4.0), "the read-back saw the renewal land");
     let l = lease.clone();
     sim.store.take_counts();
-    sim.block(async move { l.release(None).await }).unwrap();
+    sim.block(async move { l.release().await }).unwrap();
     assert_eq!(sim.store.take_counts().total(), 1, "the view is current: a one-request release");
 }
 
@@ -220,13 +220,13 @@ fn a_waiting_acquisition_notices_a_release_within_a_second() {
     let mut sim = Sim::new();
     let held = sim.acquire(&sim.thief(), "job", 600.0).unwrap();
     let db = sim.db();
-    let opts = LeaseOptions { wait: Some(120.0), ..LeaseOptions::new(10.0) };
-    let waiting = sim.spawn(async move { db.lease("job", opts, None).await });
+    let opts = LeaseOptions::new(10.0).wait(120.0);
+    let waiting = sim.spawn(async move { db.lease("job", opts).await });
     sim.run_for(30.0);
     assert!(waiting.borrow().is_none(), "still held");
     let polls = sim.store.counts().get;
     assert!((30..=60).contains(&polls), "polls back off to about one a second: {polls}");
-    sim.block(async move { held.release(None).await }).unwrap();
+    sim.block(async move { held.release().await }).unwrap();
     let released_at = sim.now();
     let got = sim.run_until_done(&waiting, 2.0).unwrap().expect("acquired");
     let delay = released_at.secs_until(sim.now());
@@ -240,8 +240,8 @@ fn a_waiting_acquisition_is_cancelled_without_waiting() {
     sim.acquire(&sim.thief(), "job", 600.0).unwrap();
     let cancel = Cancel::new();
     let db = sim.db().with_cancel(&cancel);
-    let opts = LeaseOptions { wait: Some(120.0), ..LeaseOptions::new(10.0) };
-    let waiting = sim.spawn(async move { db.lease("job", opts, None).await });
+    let opts = LeaseOptions::new(10.0).wait(120.0);
+    let waiting = sim.spawn(async move { db.lease("job", opts).await });
     sim.run_for(5.0);
     let at = sim.now();
     cancel.cancel();
@@ -255,10 +255,10 @@ fn with_lease_keeps_the_lease_alive_while_f_runs() {
     let mut sim = Sim::new();
     let (db, clock) = (sim.db(), sim.clock.clone());
     let done = sim.spawn(async move {
-        db.with_lease("job", LeaseOptions::new(2.0), None, async |lease| {
+        db.with_lease("job", LeaseOptions::new(2.0), async |lease| {
             // Borrows from the surroundings (the clock) as well as the lease.
             clock.sleep(10.0).await;
-            lease.write(json!("finished")).await.map(|_| lease.epoch())
+            lease.write(&json!("finished")).await.map(|_| lease.epoch())
         })
         .await
     });
@@ -285,7 +285,7 @@ fn with_lease_lost_while_f_runs_lets_f_finish_then_fails_with_lease_lost() {
     let finished = Rc::new(Cell::new(false));
     let flag = finished.clone();
     let done = sim.spawn(async move {
-        db.with_lease("job", LeaseOptions::new(3.0), None, async move |lease| {
+        db.with_lease("job", LeaseOptions::new(3.0), async move |lease| {
             // Told at once through `ended`; f decides to stop, and is not dropped.
             let _ = crate::base::future::race(clock.sleep(100.0), lease.ended().cancelled()).await;
             flag.set(true);
@@ -308,7 +308,7 @@ fn with_lease_f_failing_gives_its_error_and_releases() {
     let mut sim = Sim::new();
     let db = sim.db();
     let done = sim.spawn(async move {
-        db.with_lease("job", LeaseOptions::new(30.0), None, async |_| Err::<(), _>(Error::invalid("f failed"))).await
+        db.with_lease("job", LeaseOptions::new(30.0), async |_| Err::<(), _>(Error::invalid("f failed"))).await
     });
     let outcome = sim.run_until_done(&done, 1.0);
     assert!(matches!(outcome, Err(Error::InvalidArgument(ref m)) if m == "f failed"), "{outcome:?}");
@@ -320,7 +320,7 @@ fn with_lease_reports_a_failed_release() {
     let mut sim = Sim::new();
     let (db, store) = (sim.db(), sim.store.clone());
     let done = sim.spawn(async move {
-        db.with_lease("job", LeaseOptions::new(30.0), None, async |_| {
+        db.with_lease("job", LeaseOptions::new(30.0), async |_| {
             // The next put is the release.
             store.inject(Op::Put, Fault::Status(403, "AccessDenied"));
             Ok::<_, Error>("f's result")
@@ -338,7 +338,7 @@ fn with_lease_caller_cancel_leaves_f_running_and_releases_at_its_end() {
     let cancel = Cancel::new();
     let (db, clock) = (sim.db().with_cancel(&cancel), sim.clock.clone());
     let done = sim.spawn(async move {
-        db.with_lease("job", LeaseOptions::new(30.0), None, async move |_| {
+        db.with_lease("job", LeaseOptions::new(30.0), async move |_| {
             clock.sleep(20.0).await;
             Ok::<_, Error>(())
         })
@@ -358,7 +358,7 @@ fn break_lease_fences_the_stuck_holder_and_the_next_epoch_is_higher() {
     let stuck = sim.acquire(&db, "job", 30.0).expect("free");
     let breaking = sim.spawn({
         let db = db.clone();
-        async move { db.break_lease("job", None).await }
+        async move { db.break_lease("job").await }
     });
     let broken = sim.run_until_done(&breaking, 1.0).unwrap().expect("a lease document");
     assert_eq!((broken.epoch, broken.previous.epoch), (2, 1));
@@ -366,13 +366,13 @@ fn break_lease_fences_the_stuck_holder_and_the_next_epoch_is_higher() {
     assert!(!broken.previous.expired && !broken.previous.released);
     let writing = sim.spawn({
         let stuck = stuck.clone();
-        async move { stuck.write(json!("late work")).await }
+        async move { stuck.write(&json!("late work")).await }
     });
     let lost = sim.run_until_done(&writing, 1.0);
     assert!(matches!(lost, Err(Error::LeaseLost { reason: crate::LostReason::Stolen, .. })), "{lost:?}");
     let thief = sim.thief();
     let next = sim.acquire(&thief, "job", 30.0).expect("released by the break");
     assert_eq!(next.epoch(), 3);
-    let nothing = sim.spawn(async move { db.break_lease("nothing", None).await });
+    let nothing = sim.spawn(async move { db.break_lease("nothing").await });
     assert!(sim.run_until_done(&nothing, 1.0).unwrap().is_none());
 }

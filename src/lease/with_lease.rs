@@ -29,15 +29,15 @@ use crate::objects::transition::Transition;
 ///   the end. Nothing is released (the period is over).
 ///
 /// `f` may release the lease itself; keep-alive then stops and `f` runs on.
-pub(crate) async fn with_lease<T, E, F>(
+pub(crate) async fn with_lease<S, T, E, F>(
     objects: &Objects,
     key: &str,
-    options: LeaseOptions,
+    options: LeaseOptions<S>,
     state_fn: Option<&mut Transition<'_>>,
     f: F,
 ) -> std::result::Result<Option<T>, E>
 where
-    F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
+    F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
     E: From<Error>,
 {
     let (scoped, call) = objects.call("withLease");
@@ -48,15 +48,15 @@ where
 
 /// [`with_lease`], and its outcome as a call event reports it: `"ok"`, the code of fencepost's
 /// own error, or `"CALLBACK"` when `f` failed.
-async fn run<T, E, F>(
+async fn run<S, T, E, F>(
     objects: &Objects,
     key: &str,
-    options: LeaseOptions,
+    options: LeaseOptions<S>,
     state_fn: Option<&mut Transition<'_>>,
     f: F,
 ) -> (std::result::Result<Option<T>, E>, &'static str)
 where
-    F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
+    F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
     E: From<Error>,
 {
     let ours = |e: Error| {
@@ -70,13 +70,13 @@ where
             return ours(e);
         }
     }
-    let lease = match acquire::lease(objects, key, options, state_fn).await {
-        Ok(Some(lease)) => lease,
+    let lease = match acquire::lease(objects, key, options.state_type(), state_fn).await {
+        Ok(Some(lease)) => lease.typed::<S>(),
         Ok(None) => return (Ok(None), "ok"),
         Err(e) => return ours(e),
     };
     let stop = Cancel::new();
-    let mut keep_alive = pin!(lease.keep_alive(every, &stop));
+    let mut keep_alive = pin!(lease.keep_alive_with(every, &stop));
     let mut work = pin!(f(&lease));
     let outcome = match race(work.as_mut(), keep_alive.as_mut()).await {
         Either::Left(outcome) => {
@@ -92,14 +92,14 @@ where
     match (outcome, lease.lost()) {
         (Err(e), _) => {
             if !lease.ended().is_cancelled() {
-                let _ = lease.release(None).await;
+                let _ = lease.release_value(None).await;
             }
             (Err(e), "CALLBACK")
         }
         (Ok(_), Some(lost)) => ours(lost),
         (Ok(out), None) => {
             if !lease.ended().is_cancelled() {
-                if let Err(e) = lease.release(None).await {
+                if let Err(e) = lease.release_value(None).await {
                     return ours(e);
                 }
             }

@@ -5,8 +5,8 @@
 //! Requests are reported where the objects layer sends them (the one place every request passes),
 //! calls where each public method ends ([`Objects::call`]), lease transitions by the lease module.
 
-use std::cell::Cell;
-use std::rc::Rc;
+use crate::base::sync::Shared;
+use crate::base::sync::SyncCell;
 
 use super::Objects;
 use crate::base::error::{Error, LostReason, Result};
@@ -14,7 +14,11 @@ use crate::store::{Op, Reply, Request, StoreResult};
 
 /// The callback: called synchronously, on the task that made the request or call, so it must be
 /// quick (queue the work). It cannot change a call's outcome.
-pub type OnEvent = Rc<dyn Fn(&Event<'_>)>;
+#[cfg(not(target_arch = "wasm32"))]
+pub type OnEvent = Shared<dyn Fn(&Event<'_>) + Send + Sync>;
+/// Who hears events (see [`Event`]); in wasm32 nothing needs to be `Send`.
+#[cfg(target_arch = "wasm32")]
+pub type OnEvent = Shared<dyn Fn(&Event<'_>)>;
 
 /// What happened. Field names are those of the JS events (`{type: "request", op, key, …}`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -81,14 +85,14 @@ impl LeaseAction {
 pub(crate) struct Call {
     method: &'static str,
     started: f64,
-    requests: Rc<Cell<u32>>,
+    requests: Shared<SyncCell<u32>>,
 }
 
 /// The listener and, inside a call, that call's request count (see [`Objects::call`]).
 #[derive(Clone, Default)]
 pub(super) struct Observer {
     pub(super) on_event: Option<OnEvent>,
-    pub(super) call_requests: Option<Rc<Cell<u32>>>,
+    pub(super) call_requests: Option<Shared<SyncCell<u32>>>,
 }
 
 impl Objects {
@@ -140,7 +144,7 @@ impl Objects {
         if self.observer.on_event.is_none() {
             return (self.clone(), None);
         }
-        let requests = Rc::new(Cell::new(0));
+        let requests = Shared::new(SyncCell::new(0));
         let mut scoped = self.clone();
         scoped.observer.call_requests = Some(requests.clone());
         (scoped, Some(Call { method, started: self.millis(), requests }))

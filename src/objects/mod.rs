@@ -9,9 +9,9 @@ pub(crate) mod transition;
 mod write;
 
 use crate::base::mutation::{self, Mutation};
-use std::cell::Cell;
+use crate::base::sync::Shared;
+use crate::base::sync::SyncCell;
 use std::future::Future;
-use std::rc::Rc;
 
 use crate::base::cancel::Cancel;
 use crate::base::error::{Error, Result, quoted};
@@ -64,12 +64,11 @@ impl Default for WaitOptions {
 /// retry budget and the same "did my write land?" logic. Keys are validated as layer 1's are.
 ///
 /// ```
-/// use std::rc::Rc;
 /// use fencepost::store::{MemoryStore, Precondition};
 /// use fencepost::{Fencepost, Options, WaitOptions};
 ///
 /// # futures::executor::block_on(async {
-/// let db = Fencepost::new(Rc::new(MemoryStore::new()), Options::default())?;
+/// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
 /// let objects = db.objects();
 /// // Create-only: the first put wins, the second finds the key taken (`None`).
 /// let first = objects.put("config/a", b"v1", Precondition::IfAbsent).await?.expect("created");
@@ -117,19 +116,19 @@ impl Default for WaitOptions {
 /// in it. Until a store has answered, and for stores without a clock, the offset is 0.
 #[derive(Clone)]
 pub struct Objects {
-    store: Rc<dyn ObjectStore>,
-    clock: Rc<dyn Clock>,
+    store: Shared<dyn ObjectStore>,
+    clock: Shared<dyn Clock>,
     retry: RetryPolicy,
     /// The cancel calls through this handle obey ([`Objects::with_cancel`]).
     cancel: Option<Cancel>,
     /// With [`ClockSource::Store`]: the store's clock minus ours, microseconds.
-    store_offset: Option<Rc<Cell<i64>>>,
+    store_offset: Option<Shared<SyncCell<i64>>>,
     /// Who hears about requests, calls and lease transitions ([`events`]).
     observer: Observer,
 }
 
 impl Objects {
-    pub fn new(store: Rc<dyn ObjectStore>, clock: Rc<dyn Clock>, retry: RetryPolicy) -> Result<Self> {
+    pub fn new(store: Shared<dyn ObjectStore>, clock: Shared<dyn Clock>, retry: RetryPolicy) -> Result<Self> {
         retry.validate()?;
         Ok(Objects { store, clock, retry, cancel: None, store_offset: None, observer: Observer::default() })
     }
@@ -145,7 +144,7 @@ impl Objects {
     pub fn with_clock_source(mut self, source: ClockSource) -> Self {
         self.store_offset = match source {
             ClockSource::Local => None,
-            ClockSource::Store => Some(Rc::new(Cell::new(0))),
+            ClockSource::Store => Some(Shared::new(SyncCell::new(0))),
         };
         self
     }
@@ -197,7 +196,7 @@ impl Objects {
     }
 
     /// A wait on the configured clock that no cancel cuts short (a deadline's timer).
-    pub(crate) fn timer(&self, secs: f64) -> crate::base::future::LocalBoxFuture<'static, ()> {
+    pub(crate) fn timer(&self, secs: f64) -> crate::base::future::BoxFuture<'static, ()> {
         self.clock.sleep(secs)
     }
 
@@ -316,7 +315,7 @@ impl Objects {
 
     async fn all_keys(&self, prefix: &str) -> Result<Vec<String>> {
         // Each page judges the prefix (the first before any request).
-        collect_keys(prefix, async |cursor| self.page(prefix, None, cursor).await).await
+        collect_keys(prefix, |cursor| async move { self.page(prefix, None, cursor.as_deref()).await }).await
     }
 
     /// One page of the objects under `prefix` — key, etag, size and last-modified time, in key

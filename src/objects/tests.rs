@@ -2,8 +2,8 @@
 //! `advance`): cancels settle without waiting; the store clock's offset. The behaviours every
 //! store must show are in the conformance suite.
 
+use crate::base::sync::Shared;
 use std::cell::RefCell;
-use std::rc::Rc;
 
 use async_trait::async_trait;
 use futures::executor::LocalPool;
@@ -21,9 +21,9 @@ fn slow_retries() -> RetryPolicy {
 }
 
 /// Run `f` on a pool; the pool, and the slot its result lands in.
-fn spawn<T: 'static>(f: impl Future<Output = T> + 'static) -> (LocalPool, Rc<RefCell<Option<T>>>) {
+fn spawn<T: 'static>(f: impl Future<Output = T> + 'static) -> (LocalPool, Shared<RefCell<Option<T>>>) {
     let pool = LocalPool::new();
-    let out = Rc::new(RefCell::new(None));
+    let out = Shared::new(RefCell::new(None));
     let slot = out.clone();
     pool.spawner().spawn_local(async move { *slot.borrow_mut() = Some(f.await) }).unwrap();
     (pool, out)
@@ -31,11 +31,11 @@ fn spawn<T: 'static>(f: impl Future<Output = T> + 'static) -> (LocalPool, Rc<Ref
 
 #[test]
 fn a_cancel_during_backoff_settles_at_once() {
-    let store = Rc::new(FaultStore::new(Rc::new(MemoryStore::new())));
+    let store = Shared::new(FaultStore::new(Shared::new(MemoryStore::new())));
     // The retry after a 503 waits a random delay of up to 1 s: a timer the cancel must cut short.
     store.inject(Op::Get, Fault::Status(503, "SlowDown"));
     let clock = ManualClock::starting_2026();
-    let objects = Objects::new(store.clone(), Rc::new(clock.clone()), slow_retries()).unwrap();
+    let objects = Objects::new(store.clone(), Shared::new(clock.clone()), slow_retries()).unwrap();
     let cancel = Cancel::new();
     let call = objects.with_cancel(&cancel);
     let (mut pool, out) = spawn(async move { call.get("k").await });
@@ -52,7 +52,7 @@ fn a_cancel_during_backoff_settles_at_once() {
 
 #[test]
 fn an_abandoned_put_gets_one_read_back_attempt() {
-    let store = Rc::new(FaultStore::new(Rc::new(MemoryStore::new())));
+    let store = Shared::new(FaultStore::new(Shared::new(MemoryStore::new())));
     let cancel = Cancel::new();
     let c = cancel.clone();
     store.inject(
@@ -64,7 +64,7 @@ fn an_abandoned_put_gets_one_read_back_attempt() {
     );
     store.inject(Op::Get, Fault::Status(503, "SlowDown"));
     let clock = ManualClock::starting_2026();
-    let objects = Objects::new(store.clone(), Rc::new(clock), slow_retries()).unwrap().with_cancel(&cancel);
+    let objects = Objects::new(store.clone(), Shared::new(clock), slow_retries()).unwrap().with_cancel(&cancel);
     let e = futures::executor::block_on(objects.put("k", b"x", Precondition::IfAbsent)).unwrap_err();
     assert!(matches!(&e, Error::AmbiguousWrite { cause: Some(c), .. } if matches!(**c, Error::Aborted)), "{e:?}");
     assert_eq!((store.counts().put, store.counts().get), (1, 1), "a single read-back attempt");
@@ -77,7 +77,8 @@ struct ClockedStore {
     true_time: ManualClock,
 }
 
-#[async_trait(?Send)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl ObjectStore for ClockedStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         self.inner.get(key).await
@@ -99,14 +100,15 @@ impl ObjectStore for ClockedStore {
 const TEN_MINUTES: f64 = 600.0;
 
 /// A client on `store` whose clock is `skew` seconds off the true time.
-fn client(store: &Rc<ClockedStore>, skew: f64, source: ClockSource) -> Fencepost {
+fn client(store: &Shared<ClockedStore>, skew: f64, source: ClockSource) -> Fencepost {
     let start = store.true_time.now().unwrap().plus_secs(skew);
-    let options = Options { clock: Some(Rc::new(ManualClock::new(start))), clock_source: source, ..Options::default() };
+    let options =
+        Options { clock: Some(Shared::new(ManualClock::new(start))), clock_source: source, ..Options::default() };
     Fencepost::new(store.clone(), options).unwrap()
 }
 
-fn clocked_store() -> Rc<ClockedStore> {
-    Rc::new(ClockedStore { inner: MemoryStore::new(), true_time: ManualClock::starting_2026() })
+fn clocked_store() -> Shared<ClockedStore> {
+    Shared::new(ClockedStore { inner: MemoryStore::new(), true_time: ManualClock::starting_2026() })
 }
 
 #[test]
@@ -120,8 +122,10 @@ fn the_store_offset_is_measured_from_responses() {
     let call = fast.with_cancel(&Cancel::new());
     assert_eq!(call.objects().store_offset(), Some(-TEN_MINUTES), "shared by every handle");
     assert_eq!(client(&store, 0.0, ClockSource::Local).objects().store_offset(), None);
-    let memory =
-        Fencepost::new(Rc::new(MemoryStore::new()), Options { clock_source: ClockSource::Store, ..Options::default() });
+    let memory = Fencepost::new(
+        Shared::new(MemoryStore::new()),
+        Options { clock_source: ClockSource::Store, ..Options::default() },
+    );
     let memory = memory.unwrap();
     futures::executor::block_on(memory.objects().get("k")).unwrap();
     assert_eq!(memory.objects().store_offset(), Some(0.0), "a store without a clock: local time");
@@ -132,11 +136,11 @@ fn a_fast_client_does_not_steal_a_live_lease() {
     let store = clocked_store();
     let holder = client(&store, 0.0, ClockSource::Local);
     let run = futures::executor::block_on;
-    run(holder.lease("job", LeaseOptions::new(30.0), None)).unwrap().unwrap();
+    run(holder.lease("job", LeaseOptions::new(30.0))).unwrap().unwrap();
     let fast = client(&store, TEN_MINUTES, ClockSource::Store);
-    assert!(run(fast.lease("job", LeaseOptions::new(30.0), None)).unwrap().is_none(), "judged in the store's time");
+    assert!(run(fast.lease("job", LeaseOptions::new(30.0))).unwrap().is_none(), "judged in the store's time");
     let naive = client(&store, TEN_MINUTES, ClockSource::Local);
-    assert!(run(naive.lease("job", LeaseOptions::new(30.0), None)).unwrap().is_some(), "what Store prevents");
+    assert!(run(naive.lease("job", LeaseOptions::new(30.0))).unwrap().is_some(), "what Store prevents");
 }
 
 #[test]
@@ -144,15 +148,15 @@ fn a_slow_client_writes_deadlines_in_the_store_time() {
     let store = clocked_store();
     let run = futures::executor::block_on;
     let slow = client(&store, -TEN_MINUTES, ClockSource::Store);
-    let lease = run(slow.lease("job", LeaseOptions::new(30.0), None)).unwrap().unwrap();
+    let lease = run(slow.lease("job", LeaseOptions::new(30.0))).unwrap().unwrap();
     let truth = store.true_time.now().unwrap();
     assert_eq!(lease.deadline_at(), truth.plus_secs(30.0), "the fresh lease's read corrected it already");
     let other = client(&store, 0.0, ClockSource::Local);
-    assert!(run(other.lease("job", LeaseOptions::new(30.0), None)).unwrap().is_none(), "others see it held");
+    assert!(run(other.lease("job", LeaseOptions::new(30.0))).unwrap().is_none(), "others see it held");
     let stored = futures::executor::block_on(store.inner.get("job")).unwrap().unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&stored.body).unwrap();
     assert_eq!(doc["deadline_at"], json!(truth.plus_secs(30.0).to_rfc3339()), "absolute UTC on the wire");
     let naive = client(&store, -TEN_MINUTES, ClockSource::Local);
-    let l = run(naive.lease("job2", LeaseOptions::new(30.0), None)).unwrap().unwrap();
-    assert!(run(other.lease("job2", LeaseOptions::new(30.0), None)).unwrap().is_some(), "what Store prevents: {l:?}");
+    let l = run(naive.lease("job2", LeaseOptions::new(30.0))).unwrap().unwrap();
+    assert!(run(other.lease("job2", LeaseOptions::new(30.0))).unwrap().is_some(), "what Store prevents: {l:?}");
 }

@@ -2,8 +2,8 @@
 //! the test suites) check what an operation costs. [`CountingStore`] is the production wrapper;
 //! the testing [`super::FaultStore`] counts the same way.
 
-use std::cell::Cell;
-use std::rc::Rc;
+use crate::base::sync::Shared;
+use crate::base::sync::SyncCell;
 
 use async_trait::async_trait;
 
@@ -58,7 +58,7 @@ impl RequestCounts {
 
 /// Counts kept by a wrapper store.
 #[derive(Debug, Default)]
-pub struct Counter(Cell<RequestCounts>);
+pub struct Counter(SyncCell<RequestCounts>);
 
 impl Counter {
     pub fn record(&self, op: Op) {
@@ -75,15 +75,16 @@ impl Counter {
     }
 }
 
-/// A store that counts the requests it passes on, and nothing else.
+/// A store that counts the requests it passes on, and nothing else. Clones share the counts.
+#[derive(Clone)]
 pub struct CountingStore {
-    inner: Rc<dyn ObjectStore>,
-    counter: Counter,
+    inner: Shared<dyn ObjectStore>,
+    counter: Shared<Counter>,
 }
 
 impl CountingStore {
-    pub fn new(inner: Rc<dyn ObjectStore>) -> Self {
-        CountingStore { inner, counter: Counter::default() }
+    pub fn new(inner: impl super::IntoStore) -> Self {
+        CountingStore { inner: inner.into_store(), counter: Shared::default() }
     }
 
     pub fn counts(&self) -> RequestCounts {
@@ -95,7 +96,8 @@ impl CountingStore {
     }
 }
 
-#[async_trait(?Send)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl ObjectStore for CountingStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         self.counter.record(Op::Get);

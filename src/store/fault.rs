@@ -7,8 +7,8 @@
 //! - [`FaultStore::add_rule`]: an [`Injected`] fault for the next `times` requests matching an op
 //!   and a key prefix (the testing toolkit's way).
 
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use crate::base::sync::Shared;
+use crate::base::sync::{Lock, SyncCell};
 
 use async_trait::async_trait;
 
@@ -17,7 +17,8 @@ use super::{
     FailureKind, ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult,
     StoredObject, WriteMeta,
 };
-use crate::base::future::LocalBoxFuture;
+use crate::base::future::BoxFuture;
+use crate::base::sync::{MaybeSend, MaybeSync};
 use crate::time::{Clock, Timestamp};
 
 /// What happens to the next matching request.
@@ -45,17 +46,17 @@ pub enum Fault {
 
 impl Fault {
     /// Run `hook` (another process's writes) just before the request.
-    pub fn before<F: std::future::Future<Output = ()> + 'static>(hook: F) -> Fault {
+    pub fn before<F: std::future::Future<Output = ()> + MaybeSend + MaybeSync + 'static>(hook: F) -> Fault {
         Fault::Before(Box::new(move || Box::pin(hook)))
     }
 
     /// Run `hook` after the request reached the store, before its answer is returned.
-    pub fn after<F: std::future::Future<Output = ()> + 'static>(hook: F) -> Fault {
+    pub fn after<F: std::future::Future<Output = ()> + MaybeSend + MaybeSync + 'static>(hook: F) -> Fault {
         Fault::After(Box::new(move || Box::pin(hook)))
     }
 
     /// A competing write: `key` is overwritten with `body` on `store` just before the request.
-    pub fn competing_put(store: Rc<dyn ObjectStore>, key: &str, body: Vec<u8>) -> Fault {
+    pub fn competing_put(store: Shared<dyn ObjectStore>, key: &str, body: Vec<u8>) -> Fault {
         let key = key.to_owned();
         Fault::Before(Box::new(move || {
             Box::pin(async move {
@@ -104,70 +105,78 @@ impl Rule {
 /// A put that timed out client-side and is still on its way: key, body, precondition, provenance.
 type LatePut = (String, Vec<u8>, Precondition, WriteMeta);
 
+/// Clones share the faults, rules and counts.
+#[derive(Clone)]
 pub struct FaultStore {
-    inner: Rc<dyn ObjectStore>,
-    faults: RefCell<Vec<(Op, Fault)>>,
-    rules: RefCell<Vec<Rule>>,
+    state: Shared<FaultState>,
+}
+
+struct FaultState {
+    inner: Shared<dyn ObjectStore>,
+    faults: Lock<Vec<(Op, Fault)>>,
+    rules: Lock<Vec<Rule>>,
     /// What `Injected::Delay` waits on.
-    clock: Rc<dyn Clock>,
+    clock: Shared<dyn Clock>,
     counter: Counter,
-    hide_write_meta: Cell<bool>,
-    late_put: RefCell<Option<LatePut>>,
+    hide_write_meta: SyncCell<bool>,
+    late_put: Lock<Option<LatePut>>,
     /// Writes allowed per key per second ([`FaultStore::limit_writes`]).
-    write_limit: Cell<Option<u32>>,
+    write_limit: SyncCell<Option<u32>>,
     /// The keys written within the last second, with when.
-    recent_writes: RefCell<Vec<(String, Vec<Timestamp>)>>,
+    recent_writes: Lock<Vec<(String, Vec<Timestamp>)>>,
 }
 
 impl FaultStore {
-    pub fn new(inner: Rc<dyn ObjectStore>) -> Self {
-        Self::with_clock(inner, Rc::new(crate::host::clock::SystemClock))
+    pub fn new(inner: impl super::IntoStore) -> Self {
+        Self::with_clock(inner, Shared::new(crate::host::clock::SystemClock))
     }
 
     /// A fault store whose injected delays wait on `clock` (a manual clock makes them instant).
-    pub fn with_clock(inner: Rc<dyn ObjectStore>, clock: Rc<dyn Clock>) -> Self {
-        FaultStore {
+    pub fn with_clock(inner: impl super::IntoStore, clock: Shared<dyn Clock>) -> Self {
+        let inner = inner.into_store();
+        let state = FaultState {
             inner,
-            faults: RefCell::new(Vec::new()),
-            rules: RefCell::new(Vec::new()),
+            faults: Lock::new(Vec::new()),
+            rules: Lock::new(Vec::new()),
             clock,
             counter: Counter::default(),
-            hide_write_meta: Cell::new(false),
-            late_put: RefCell::new(None),
-            write_limit: Cell::new(None),
-            recent_writes: RefCell::new(Vec::new()),
-        }
+            hide_write_meta: SyncCell::new(false),
+            late_put: Lock::new(None),
+            write_limit: SyncCell::new(None),
+            recent_writes: Lock::new(Vec::new()),
+        };
+        FaultStore { state: Shared::new(state) }
     }
 
     /// Read objects without their write tokens, as a browser does when the bucket's CORS rules do
     /// not expose the `x-amz-meta-*` headers.
     pub fn hide_write_meta(&self, hide: bool) {
-        self.hide_write_meta.set(hide);
+        self.state.hide_write_meta.set(hide);
     }
 
     /// Queue a fault for the next request of kind `op` (faults for one op fire in order).
     pub fn inject(&self, op: Op, fault: Fault) {
-        self.faults.borrow_mut().push((op, fault));
+        self.state.faults.lock().push((op, fault));
     }
 
     /// Apply `rule.fault` to the next `rule.times` requests that match it (rules are tried in the
     /// order they were added; one fault per request).
     pub fn add_rule(&self, rule: Rule) {
-        self.rules.borrow_mut().push(rule);
+        self.state.rules.lock().push(rule);
     }
 
     /// Refuse writes (PUT, DELETE) past `per_key` to one key within a second with 429 `SlowDown`,
     /// as R2 does past one write per second per key; `None` lifts the limit. Seconds are the
     /// store's clock's ([`FaultStore::with_clock`]). A refused write is still a request (counted).
     pub fn limit_writes(&self, per_key: Option<u32>) {
-        self.write_limit.set(per_key);
-        self.recent_writes.borrow_mut().clear();
+        self.state.write_limit.set(per_key);
+        self.state.recent_writes.lock().clear();
     }
 
     /// Under a write limit: whether a write to `key` now is one too many (else it is recorded).
     fn throttled(&self, key: &str) -> bool {
-        let (Some(limit), Ok(now)) = (self.write_limit.get(), self.clock.now()) else { return false };
-        let mut recent = self.recent_writes.borrow_mut();
+        let (Some(limit), Ok(now)) = (self.state.write_limit.get(), self.state.clock.now()) else { return false };
+        let mut recent = self.state.recent_writes.lock();
         recent.retain_mut(|(_, times)| {
             times.retain(|t| t.secs_until(now) < 1.0);
             !times.is_empty()
@@ -186,28 +195,28 @@ impl FaultStore {
 
     /// Forget every queued fault and rule.
     pub fn clear_faults(&self) {
-        self.faults.borrow_mut().clear();
-        self.rules.borrow_mut().clear();
+        self.state.faults.lock().clear();
+        self.state.rules.lock().clear();
     }
 
     pub fn counts(&self) -> RequestCounts {
-        self.counter.get()
+        self.state.counter.get()
     }
 
     /// The counts so far, and start again from zero.
     pub fn take_counts(&self) -> RequestCounts {
-        self.counter.take()
+        self.state.counter.take()
     }
 
     /// Count the request and take the fault for it: a queued one for its op first, else a rule's.
     fn begin(&self, op: Op, key: &str) -> Option<Fault> {
-        self.counter.record(op);
-        let mut faults = self.faults.borrow_mut();
+        self.state.counter.record(op);
+        let mut faults = self.state.faults.lock();
         if let Some(pos) = faults.iter().position(|(o, _)| *o == op) {
             return Some(faults.remove(pos).1);
         }
         // A rule that has fired its `times` is dropped, so later requests do not scan it again.
-        let mut rules = self.rules.borrow_mut();
+        let mut rules = self.state.rules.lock();
         let at = rules.iter().position(|r| r.matches(op, key))?;
         rules[at].times -= 1;
         let fault = if rules[at].times == 0 { rules.remove(at).fault } else { rules[at].fault.clone() };
@@ -216,9 +225,9 @@ impl FaultStore {
 
     /// A `Late` put arrives now, before the request being made.
     async fn deliver_late_put(&self) {
-        let late = self.late_put.borrow_mut().take();
+        let late = self.state.late_put.lock().take();
         if let Some((key, body, precondition, meta)) = late {
-            let _ = self.inner.put(&key, &body, &precondition, &meta).await;
+            let _ = self.state.inner.put(&key, &body, &precondition, &meta).await;
         }
     }
 
@@ -238,7 +247,7 @@ impl FaultStore {
             let why = "injected: more writes to this key within a second than limitWrites allows";
             return Err(StoreError::new(FailureKind::Transient, Some("SlowDown"), Some(429), why));
         }
-        let answer = self.inner.send(request).await;
+        let answer = self.state.inner.send(request).await;
         if let Some(hook) = after {
             hook().await;
         }
@@ -275,7 +284,7 @@ impl FaultStore {
                 Injected::Transport => return Err(StoreError::transport("injected: the request could not be sent")),
                 Injected::Status { status, code } => return Err(injected(status, &code)),
                 Injected::Delay(secs) => {
-                    self.clock.sleep(secs).await;
+                    self.state.clock.sleep(secs).await;
                     (Send::Answer, None)
                 }
                 // Landed by `put` before the request (only puts match a conflict).
@@ -286,7 +295,10 @@ impl FaultStore {
 }
 
 /// A hook a fault runs around a request.
-type Hook = Box<dyn FnOnce() -> LocalBoxFuture<'static, ()>>;
+#[cfg(not(target_arch = "wasm32"))]
+type Hook = Box<dyn FnOnce() -> BoxFuture<'static, ()> + std::marker::Send + Sync>;
+#[cfg(target_arch = "wasm32")]
+type Hook = Box<dyn FnOnce() -> BoxFuture<'static, ()>>;
 
 /// What becomes of a request that is sent.
 enum Send {
@@ -295,11 +307,14 @@ enum Send {
     LoseAnswer(&'static str),
 }
 
-#[async_trait(?Send)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl ObjectStore for FaultStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         let got = self.run(Request::Get(key)).await?.into_object();
-        Ok(got.map(|o| if self.hide_write_meta.get() { StoredObject { meta: WriteMeta::default(), ..o } } else { o }))
+        Ok(got.map(
+            |o| if self.state.hide_write_meta.get() { StoredObject { meta: WriteMeta::default(), ..o } } else { o },
+        ))
     }
 
     async fn put(
@@ -313,11 +328,11 @@ impl ObjectStore for FaultStore {
         match self.begin(Op::Put, key) {
             Some(Fault::Injected(Injected::Conflict)) => {
                 // Another writer's put of the same bytes, with none of fencepost's provenance.
-                let _ = self.inner.put(key, body, &Precondition::None, &WriteMeta::default()).await;
-                self.inner.put(key, body, precondition, meta).await
+                let _ = self.state.inner.put(key, body, &Precondition::None, &WriteMeta::default()).await;
+                self.state.inner.put(key, body, precondition, meta).await
             }
             Some(Fault::Late) => {
-                *self.late_put.borrow_mut() = Some((key.to_owned(), body.to_vec(), precondition.clone(), meta.clone()));
+                *self.state.late_put.lock() = Some((key.to_owned(), body.to_vec(), precondition.clone(), meta.clone()));
                 Err(StoreError::transport("injected: timed out while the request is still on its way"))
             }
             fault => Ok(self.apply(fault, Request::Put { key, body, precondition, meta }).await?.into_put()),
@@ -333,7 +348,7 @@ impl ObjectStore for FaultStore {
     }
 
     fn conditional_delete(&self) -> bool {
-        self.inner.conditional_delete()
+        self.state.inner.conditional_delete()
     }
 
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
@@ -341,10 +356,10 @@ impl ObjectStore for FaultStore {
     }
 
     fn max_key_bytes(&self) -> usize {
-        self.inner.max_key_bytes()
+        self.state.inner.max_key_bytes()
     }
 
     fn server_time(&self) -> Option<crate::time::Timestamp> {
-        self.inner.server_time()
+        self.state.inner.server_time()
     }
 }

@@ -3,10 +3,10 @@
 //! If-Match on a missing key fails, list is ascending. Clones share the same data, so several
 //! `Fencepost` instances on one `MemoryStore` behave like workers sharing a bucket.
 
-use std::cell::RefCell;
+use crate::base::sync::Lock;
+use crate::base::sync::Shared;
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::rc::Rc;
 
 use async_trait::async_trait;
 
@@ -21,15 +21,15 @@ const PAGE: usize = 1000;
 
 #[derive(Clone)]
 pub struct MemoryStore {
-    objects: Rc<RefCell<Table>>,
+    objects: Shared<Lock<Table>>,
     /// What `last_modified` records: the wall clock, as a real store's, unless a simulation
     /// gives its own ([`MemoryStore::with_clock`]).
-    clock: Rc<dyn Clock>,
+    clock: Shared<dyn Clock>,
 }
 
 impl Default for MemoryStore {
     fn default() -> Self {
-        Self::with_clock(Rc::new(crate::host::clock::SystemClock))
+        Self::with_clock(Shared::new(crate::host::clock::SystemClock))
     }
 }
 
@@ -80,18 +80,19 @@ impl MemoryStore {
 
     /// A memory store whose objects' `last_modified` comes from `clock` (a simulation's manual
     /// clock, so that `prune` and the listing repeat with the seed).
-    pub fn with_clock(clock: Rc<dyn Clock>) -> Self {
-        MemoryStore { objects: Rc::default(), clock }
+    pub fn with_clock(clock: Shared<dyn Clock>) -> Self {
+        MemoryStore { objects: Shared::default(), clock }
     }
 }
 
-#[async_trait(?Send)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl ObjectStore for MemoryStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         // Every operation yields first, as a network round trip would, so concurrent callers on a
         // single-threaded executor really interleave. The operation itself is atomic.
         crate::base::future::yield_now().await;
-        Ok(self.objects.borrow().get(key).cloned())
+        Ok(self.objects.lock().get(key).cloned())
     }
 
     async fn put(
@@ -102,7 +103,7 @@ impl ObjectStore for MemoryStore {
         meta: &WriteMeta,
     ) -> StoreResult<PutOutcome> {
         crate::base::future::yield_now().await;
-        let mut objects = self.objects.borrow_mut();
+        let mut objects = self.objects.lock();
         let holds = match (precondition, objects.get(key)) {
             (Precondition::None, _) => true,
             (Precondition::IfAbsent, existing) => existing.is_none(),
@@ -123,13 +124,13 @@ impl ObjectStore for MemoryStore {
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
         crate::base::future::yield_now().await;
-        self.objects.borrow_mut().remove(key);
+        self.objects.lock().remove(key);
         Ok(())
     }
 
     async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
         crate::base::future::yield_now().await;
-        let mut objects = self.objects.borrow_mut();
+        let mut objects = self.objects.lock();
         let matches = objects.get(key).is_some_and(|o| o.etag == etag);
         if matches {
             objects.remove(key);
@@ -143,7 +144,7 @@ impl ObjectStore for MemoryStore {
 
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
         crate::base::future::yield_now().await;
-        let objects = self.objects.borrow();
+        let objects = self.objects.lock();
         // Pages of S3's size, so callers meet the page loop as they would on a real store. The
         // cursor is the last key of the page before.
         let from = match cursor.or(start_after) {
@@ -197,25 +198,25 @@ mod tests {
             for i in 0..4 {
                 store.delete(&format!("k{i}")).await.unwrap();
             }
-            assert_eq!(store.objects.borrow().tombstones, 4);
+            assert_eq!(store.objects.lock().tombstones, 4);
             assert_eq!(keys(&store).await, ["k4", "k5", "k6", "k7", "k8", "k9"]);
             assert!(store.get("k0").await.unwrap().is_none());
             assert!(!store.delete_if_match("k0", &content_etag(b"k0")).await.unwrap());
             let created = store.put("k1", b"again", &Precondition::IfAbsent, &WriteMeta::default()).await.unwrap();
             assert!(matches!(created, PutOutcome::Written { .. }));
-            assert_eq!(store.objects.borrow().tombstones, 3);
+            assert_eq!(store.objects.lock().tombstones, 3);
             for i in 4..7 {
                 assert!(
                     store.delete_if_match(&format!("k{i}"), &content_etag(format!("k{i}").as_bytes())).await.unwrap()
                 );
             }
-            assert_eq!(store.objects.borrow().tombstones, 0);
-            assert_eq!(store.objects.borrow().map.len(), 4);
+            assert_eq!(store.objects.lock().tombstones, 0);
+            assert_eq!(store.objects.lock().map.len(), 4);
             assert_eq!(keys(&store).await, ["k1", "k7", "k8", "k9"]);
             store.delete("missing").await.unwrap();
             store.delete("k1").await.unwrap();
             store.delete("k1").await.unwrap();
-            assert_eq!(store.objects.borrow().tombstones, 1);
+            assert_eq!(store.objects.lock().tombstones, 1);
         });
     }
 }

@@ -9,13 +9,19 @@ pub(crate) mod fault;
 pub mod gcs;
 pub mod http;
 mod memory;
+#[cfg(all(feature = "object_store", not(target_arch = "wasm32")))]
+pub mod object_store;
 mod prefix;
 pub mod s3;
 
 #[cfg(target_arch = "wasm32")]
 pub mod r2;
 
+use std::future::Future;
+
 use async_trait::async_trait;
+
+use crate::base::sync::{MaybeSend, MaybeSync, Shared};
 
 pub use counting::{CountingStore, Op, RequestCounts};
 pub use memory::MemoryStore;
@@ -215,8 +221,9 @@ pub type StoreResult<T> = std::result::Result<T, StoreError>;
 
 /// A linearizable (per key) conditional object store. Keys here are full keys relative to the
 /// store's own prefix; stores that have a prefix add it themselves.
-#[async_trait(?Send)]
-pub trait ObjectStore {
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+pub trait ObjectStore: MaybeSend + MaybeSync {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>>;
     async fn put(
         &self,
@@ -254,6 +261,34 @@ pub trait ObjectStore {
     /// (memory, R2 binding). Read right after a request returns; see [`crate::ClockSource::Store`].
     fn server_time(&self) -> Option<crate::time::Timestamp> {
         None
+    }
+}
+
+/// What a store may be given as: a store itself (`MemoryStore::new()`, `S3Store::new(config)?`),
+/// or one already shared (`Arc<CountingStore>`, `Arc<dyn ObjectStore>`; `Rc` in wasm32), to keep a
+/// handle on it. Taken by `Fencepost::new` and the decorators' constructors.
+///
+/// (Not a blanket `impl ObjectStore for Arc<S>`: with one, a call through an `Arc<dyn ObjectStore>`
+/// would resolve to that impl and box every future twice.)
+pub trait IntoStore {
+    fn into_store(self) -> Shared<dyn ObjectStore>;
+}
+
+impl<S: ObjectStore + 'static> IntoStore for S {
+    fn into_store(self) -> Shared<dyn ObjectStore> {
+        Shared::new(self)
+    }
+}
+
+impl<S: ObjectStore + 'static> IntoStore for Shared<S> {
+    fn into_store(self) -> Shared<dyn ObjectStore> {
+        self
+    }
+}
+
+impl IntoStore for Shared<dyn ObjectStore> {
+    fn into_store(self) -> Shared<dyn ObjectStore> {
+        self
     }
 }
 
@@ -358,7 +393,7 @@ impl<'a> dyn ObjectStore + 'a {
     /// Every key under `prefix`, ascending, following the pages (an inherent method of
     /// `dyn ObjectStore`, so it is compiled once, not per store).
     pub async fn list(&self, prefix: &str) -> StoreResult<Vec<String>> {
-        collect_keys(prefix, async |cursor| self.list_page(prefix, None, cursor).await).await
+        collect_keys(prefix, |cursor| async move { self.list_page(prefix, None, cursor.as_deref()).await }).await
     }
 }
 
@@ -366,14 +401,17 @@ impl<'a> dyn ObjectStore + 'a {
 /// (`None`) on, sorted and without duplicates (stores list in UTF-8 byte order already; this makes
 /// it a guarantee for all). A page that would start the listing over (a repeated cursor) is a
 /// broken server, reported rather than followed forever.
-pub(crate) async fn collect_keys<E: From<StoreError>>(
+///
+/// `page` takes its cursor by value: an async closure borrowing it would make the future not
+/// `Send` (the borrow's lifetime is higher-ranked, which `Send` inference cannot see through).
+pub(crate) async fn collect_keys<E: From<StoreError>, F: Future<Output = Result<ListPage, E>>>(
     prefix: &str,
-    mut page: impl AsyncFnMut(Option<&str>) -> Result<ListPage, E>,
+    mut page: impl FnMut(Option<String>) -> F,
 ) -> Result<Vec<String>, E> {
     let mut keys = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_LIST_PAGES {
-        let listed = page(cursor.as_deref()).await?;
+        let listed = page(cursor.clone()).await?;
         keys.extend(listed.entries.into_iter().map(|e| e.key).filter(|k| k.starts_with(prefix)));
         match listed.next {
             None => {

@@ -1,7 +1,7 @@
 //! [`PrefixStore`]: any store, with every key under a prefix (as `object_store`'s `PrefixStore`
 //! does), so several users can share one bucket. The backends know nothing of prefixes.
 
-use std::rc::Rc;
+use crate::base::sync::Shared;
 
 use async_trait::async_trait;
 
@@ -13,7 +13,7 @@ use crate::time::Timestamp;
 /// `inner` with key `k` stored at `prefix/k` (CairnDB's layout); keys are reported without it.
 #[derive(Clone)]
 pub struct PrefixStore {
-    inner: Rc<dyn ObjectStore>,
+    inner: Shared<dyn ObjectStore>,
     /// `""` or ending in `/`.
     prefix: String,
 }
@@ -21,7 +21,8 @@ pub struct PrefixStore {
 impl PrefixStore {
     /// Leading and trailing slashes are ignored (`"app"`, `"/app/"` and `"app/"` are the same);
     /// an empty, `.` or `..` segment or a control character is an `InvalidArgument`.
-    pub fn new(inner: Rc<dyn ObjectStore>, prefix: &str) -> Result<Self> {
+    pub fn new(inner: impl super::IntoStore, prefix: &str) -> Result<Self> {
+        let inner = inner.into_store();
         Ok(PrefixStore { inner, prefix: normalize_store_prefix(prefix)? })
     }
 
@@ -41,7 +42,8 @@ impl std::fmt::Debug for PrefixStore {
     }
 }
 
-#[async_trait(?Send)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl ObjectStore for PrefixStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         self.inner.get(&self.full(key)).await
@@ -99,10 +101,10 @@ mod tests {
 
     #[test]
     fn keys_live_under_the_prefix_and_are_reported_without_it() {
-        let bucket: Rc<dyn ObjectStore> = Rc::new(MemoryStore::new());
+        let bucket: Shared<dyn ObjectStore> = Shared::new(MemoryStore::new());
         let app = PrefixStore::new(bucket.clone(), "/app/").unwrap();
         assert_eq!(app.prefix(), "app/");
-        let app: Rc<dyn ObjectStore> = Rc::new(app);
+        let app: Shared<dyn ObjectStore> = Shared::new(app);
         let meta = WriteMeta::default();
         block_on(app.put("jobs/1", b"x", &Precondition::None, &meta)).unwrap();
         block_on(bucket.put("other/1", b"y", &Precondition::None, &meta)).unwrap();

@@ -8,28 +8,28 @@
 //!   timer against a request (keep-alive's deadline, a store's timeout): the timer wins as soon
 //!   as the request takes longer than a poll or two.
 
-use std::cell::{Cell, RefCell};
+use crate::base::sync::Shared;
+use crate::base::sync::{Lock, SyncCell};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use super::{Clock, Timestamp};
-use crate::base::future::LocalBoxFuture;
+use crate::base::future::BoxFuture;
 
 #[derive(Clone)]
 pub struct ManualClock {
-    inner: Rc<Inner>,
+    inner: Shared<Inner>,
 }
 
 struct Inner {
-    now: Cell<Timestamp>,
+    now: SyncCell<Timestamp>,
     auto_advance: bool,
     /// Pending timers, kept in (due instant, id) order so they are woken in due order. A plain
     /// sorted list: a test has a handful of timers, and a map would be kilobytes more wasm.
-    timers: RefCell<Timers>,
-    next_id: Cell<u64>,
+    timers: Lock<Timers>,
+    next_id: SyncCell<u64>,
 }
 
 impl ManualClock {
@@ -52,8 +52,9 @@ impl ManualClock {
     }
 
     fn build(start: Timestamp, auto_advance: bool) -> Self {
-        let inner = Inner { now: Cell::new(start), auto_advance, timers: RefCell::default(), next_id: Cell::new(0) };
-        ManualClock { inner: Rc::new(inner) }
+        let inner =
+            Inner { now: SyncCell::new(start), auto_advance, timers: Lock::default(), next_id: SyncCell::new(0) };
+        ManualClock { inner: Shared::new(inner) }
     }
 
     pub fn is_auto_advancing(&self) -> bool {
@@ -71,7 +72,7 @@ impl ManualClock {
     pub fn set(&self, at: Timestamp) {
         self.inner.now.set(at);
         let due: Vec<Waker> = {
-            let mut timers = self.inner.timers.borrow_mut();
+            let mut timers = self.inner.timers.lock();
             let due = timers.0.partition_point(|(when, _, _)| *when <= at);
             timers.0.drain(..due).map(|(_, _, waker)| waker).collect()
         };
@@ -82,11 +83,11 @@ impl ManualClock {
 
     /// The earliest instant a pending timer is due.
     pub fn next_due(&self) -> Option<Timestamp> {
-        self.inner.timers.borrow().0.first().map(|(due, _, _)| *due)
+        self.inner.timers.lock().0.first().map(|(due, _, _)| *due)
     }
 
     pub fn pending_timers(&self) -> usize {
-        self.inner.timers.borrow().0.len()
+        self.inner.timers.lock().0.len()
     }
 
     /// One step of a stepwise advance to `until`: when a timer is due at or before `until`, move
@@ -121,7 +122,7 @@ impl Clock for ManualClock {
         Ok(self.inner.now.get())
     }
 
-    fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {
+    fn sleep(&self, secs: f64) -> BoxFuture<'static, ()> {
         let secs = if secs.is_nan() { 0.0 } else { secs.max(0.0) };
         if self.inner.auto_advance {
             let clock = self.clone();
@@ -168,7 +169,7 @@ impl Timers {
 
 /// A plain manual clock's sleep: pending until the clock reaches `due`.
 struct Timer {
-    clock: Rc<Inner>,
+    clock: Shared<Inner>,
     due: Timestamp,
     id: u64,
 }
@@ -177,7 +178,7 @@ impl Future for Timer {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let mut timers = self.clock.timers.borrow_mut();
+        let mut timers = self.clock.timers.lock();
         if self.clock.now.get() >= self.due {
             timers.remove(self.due, self.id);
             return Poll::Ready(());
@@ -190,7 +191,7 @@ impl Future for Timer {
 
 impl Drop for Timer {
     fn drop(&mut self) {
-        if let Ok(mut timers) = self.clock.timers.try_borrow_mut() {
+        if let Some(mut timers) = self.clock.timers.try_lock() {
             timers.remove(self.due, self.id);
         }
     }
@@ -206,25 +207,25 @@ mod tests {
     fn plain_timers_wait_for_advance_and_fire_in_due_order() {
         let clock = ManualClock::starting_2026();
         let mut pool = LocalPool::new();
-        let fired = Rc::new(RefCell::new(Vec::new()));
+        let fired = Shared::new(Lock::new(Vec::new()));
         for secs in [3.0, 1.0, 2.0] {
             let (clock2, fired) = (clock.clone(), fired.clone());
             pool.spawner()
                 .spawn_local(async move {
                     clock2.sleep(secs).await;
-                    fired.borrow_mut().push(secs);
+                    fired.lock().push(secs);
                 })
                 .unwrap();
         }
         pool.run_until_stalled();
         assert_eq!(clock.pending_timers(), 3);
-        assert!(fired.borrow().is_empty(), "no time passed");
+        assert!(fired.lock().is_empty(), "no time passed");
         clock.advance(1.5);
         pool.run_until_stalled();
-        assert_eq!(*fired.borrow(), [1.0]);
+        assert_eq!(*fired.lock(), [1.0]);
         clock.advance(5.0);
         pool.run_until_stalled();
-        assert_eq!(*fired.borrow(), [1.0, 2.0, 3.0], "due order");
+        assert_eq!(*fired.lock(), [1.0, 2.0, 3.0], "due order");
         assert_eq!(clock.pending_timers(), 0);
         assert_eq!(clock.now().unwrap(), ManualClock::START_2026.plus_secs(6.5));
     }
@@ -233,13 +234,13 @@ mod tests {
     fn step_until_visits_each_due_instant_and_dropped_timers_vanish() {
         let clock = ManualClock::starting_2026();
         let mut pool = LocalPool::new();
-        let seen = Rc::new(RefCell::new(Vec::new()));
+        let seen = Shared::new(Lock::new(Vec::new()));
         let (c, s) = (clock.clone(), seen.clone());
         pool.spawner()
             .spawn_local(async move {
                 for _ in 0..3 {
                     c.sleep(2.0).await;
-                    s.borrow_mut().push(c.now().unwrap());
+                    s.lock().push(c.now().unwrap());
                 }
             })
             .unwrap();
@@ -249,7 +250,7 @@ mod tests {
             pool.run_until_stalled();
         }
         let start = ManualClock::START_2026;
-        assert_eq!(*seen.borrow(), [start.plus_secs(2.0), start.plus_secs(4.0)]);
+        assert_eq!(*seen.lock(), [start.plus_secs(2.0), start.plus_secs(4.0)]);
         assert_eq!(clock.now().unwrap(), until);
         drop(pool);
         assert_eq!(clock.pending_timers(), 0, "a dropped sleep leaves no timer");

@@ -6,7 +6,7 @@ mod manual;
 
 pub use manual::ManualClock;
 
-use crate::base::future::LocalBoxFuture;
+use crate::base::future::BoxFuture;
 
 /// Microseconds since the Unix epoch, UTC. Microseconds because that is the wire precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -199,9 +199,9 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 /// Where "now" comes from, and how to wait. Lease expiry compares the stored deadline with `now()`;
 /// retries and `wait_for` polls wait with `sleep()`. `now` may fail (a user-supplied clock): the
 /// error reaches the caller, never replaced by another time.
-pub trait Clock {
+pub trait Clock: crate::base::sync::MaybeSend + crate::base::sync::MaybeSync {
     fn now(&self) -> crate::base::error::Result<Timestamp>;
-    fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()>;
+    fn sleep(&self, secs: f64) -> BoxFuture<'static, ()>;
 }
 
 /// Which clock lease deadlines are written and judged in.

@@ -5,8 +5,8 @@
 //! `settle`); failures are rejections with a failure record (see `errors.rs`), which the JS layer
 //! turns into its error class in the caller's stack.
 
+use crate::base::sync::Shared;
 use std::future::Future;
-use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use js_sys::{Array, Function, Promise};
@@ -50,10 +50,7 @@ where
 /// without waiting (a memory store, a refused argument) returns its value — or a rejected Promise —
 /// without a task, a Promise and two closures per call; the JS layer awaits either. Only a call
 /// that waits becomes a task (its futures take the task's waker when polled again).
-fn into_promise(
-    link: Option<Linked>,
-    mut work: crate::base::future::LocalBoxFuture<'static, Result<JsValue>>,
-) -> JsValue {
+fn into_promise(link: Option<Linked>, mut work: crate::base::future::BoxFuture<'static, Result<JsValue>>) -> JsValue {
     if let Poll::Ready(out) = work.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
         drop(link);
         return out.unwrap_or_else(|e| Promise::reject(&to_js(e)).into());
@@ -159,7 +156,7 @@ impl Clock for JsClock {
         }
     }
 
-    fn sleep(&self, secs: f64) -> crate::base::future::LocalBoxFuture<'static, ()> {
+    fn sleep(&self, secs: f64) -> crate::base::future::BoxFuture<'static, ()> {
         SystemClock.sleep(secs)
     }
 }
@@ -169,7 +166,7 @@ impl Clock for JsClock {
 /// `["request", op, key, status | null, attempt, ms, outcome]`, `["call", method, key, requests,
 /// ms, outcome]`, `["lease", key, epoch, action, reason | undefined]`.
 fn js_listener(f: Function) -> OnEvent {
-    Rc::new(move |event: &Event<'_>| {
+    Shared::new(move |event: &Event<'_>| {
         let fields = match *event {
             Event::Request { op, key, status, attempt, ms, outcome } => array([
                 "request".into(),
@@ -274,13 +271,13 @@ impl JsFencepost {
                 max_delay: max_delay.unwrap_or(defaults.max_delay),
             };
             let clock = match (now, manual) {
-                (Some(f), _) => Some(Rc::new(JsClock(f)) as Rc<dyn Clock>),
-                (None, Some(m)) => Some(Rc::new(m.inner) as Rc<dyn Clock>),
+                (Some(f), _) => Some(Shared::new(JsClock(f)) as Shared<dyn Clock>),
+                (None, Some(m)) => Some(Shared::new(m.inner) as Shared<dyn Clock>),
                 (None, None) => None,
             };
             let clock_source = if store_clock { ClockSource::Store } else { ClockSource::Local };
             let on_event = on_event.map(js_listener);
-            let inner = Fencepost::new(store.inner(), Options { clock, retry, clock_source, on_event })?;
+            let inner = Fencepost::from_shared(store.inner(), Options { clock, retry, clock_source, on_event })?;
             Ok(JsFencepost { inner })
         };
         build().map_err(to_js)
@@ -315,7 +312,7 @@ impl JsFencepost {
             async move {
                 let opts = lease_options(ttl, holder, steal_if_expired, wait, None);
                 let mut state_fn = state_fn.map(|f| js_transition(f, "stateFn's result"));
-                Ok(lease_or_null(db.lease(&key, opts, state_fn.as_deref_mut()).await?))
+                Ok(lease_or_null(db.lease_value(&key, opts, state_fn.as_deref_mut()).await?))
             }
         })
     }
@@ -343,7 +340,7 @@ impl JsFencepost {
                 let opts = lease_options(ttl, holder, steal_if_expired, wait, every);
                 let mut state_fn = state_fn.map(|f| js_transition(f, "stateFn's result"));
                 let ran = db
-                    .with_lease(&key, opts, state_fn.as_deref_mut(), async |lease| {
+                    .with_lease_value(&key, opts, state_fn.as_deref_mut(), async |lease| {
                         let handle: JsValue = JsLease { inner: lease.clone() }.into();
                         let returned = f.call1(&JsValue::UNDEFINED, &handle).map_err(Error::callback)?;
                         crate::host::promise::settled(&returned).await.map_err(Error::callback)
@@ -361,7 +358,7 @@ impl JsFencepost {
             let db = self.inner.under(&c);
             async move {
                 let mut f = js_transition(f, "the callback's result");
-                Ok(json_or_null(db.cooperative_write(&key, &mut *f).await?))
+                Ok(json_or_null(db.cooperative_write_value(&key, &mut *f).await?))
             }
         })
     }
@@ -397,7 +394,7 @@ impl JsFencepost {
         promise(signal, |c| {
             let db = self.inner.under(&c);
             async move {
-                let pruned = db.prune(&prefix, older_than, dry_run).await?;
+                let pruned = db.prune(&prefix, crate::prune::PruneOptions { older_than, dry_run }).await?;
                 let keys: Array = pruned.keys.into_iter().map(JsValue::from).collect();
                 Ok(array([(pruned.deleted as f64).into(), (pruned.kept as f64).into(), keys.into()]))
             }
@@ -412,7 +409,7 @@ impl JsFencepost {
             let db = self.inner.under(&c);
             async move {
                 let state = state.map(|s| js_json(&s, "breakLease options.state")).transpose()?;
-                let Some(broken) = db.break_lease(&key, state).await? else { return Ok(JsValue::NULL) };
+                let Some(broken) = db.break_lease_value(&key, state).await? else { return Ok(JsValue::NULL) };
                 Ok(array([(broken.epoch as f64).into(), lease_view(broken.previous)]))
             }
         })
@@ -435,7 +432,9 @@ impl JsFencepost {
     pub fn counter(&self, key: String, shards: Option<f64>) -> std::result::Result<JsCounter, JsValue> {
         let build = || {
             let shards = count(shards, "counter options.shards")?;
-            self.inner.counter(&key, shards).map(|inner| JsCounter { inner })
+            self.inner
+                .counter_with_shards(&key, shards.unwrap_or(crate::counter::DEFAULT_SHARDS))
+                .map(|inner| JsCounter { inner })
         };
         build().map_err(to_js)
     }
@@ -476,7 +475,7 @@ impl JsLease {
     /// The state, as JSON.
     #[wasm_bindgen(getter, js_name = stateJson)]
     pub fn state_json(&self) -> String {
-        text(&self.inner.state())
+        text(&self.inner.state_value())
     }
     /// Milliseconds since the epoch.
     #[wasm_bindgen(getter, js_name = deadlineMs)]
@@ -511,7 +510,7 @@ impl JsLease {
             let l = self.inner.under(&c);
             async move {
                 let mut f = js_transition(f, "updateState's result");
-                Ok(text(&l.update_state(&mut *f).await?).into())
+                Ok(text(&l.update_state_value(&mut *f).await?).into())
             }
         })
     }
@@ -519,7 +518,7 @@ impl JsLease {
     pub fn write(&self, state: String, signal: Option<AbortSignal>) -> JsValue {
         promise(signal, |c| {
             let l = self.inner.under(&c);
-            async move { Ok(text(&l.write(js_json(&state, "state")?).await?).into()) }
+            async move { Ok(text(&l.write_value(js_json(&state, "state")?).await?).into()) }
         })
     }
 
@@ -529,7 +528,7 @@ impl JsLease {
             let l = self.inner.under(&c);
             async move {
                 let state = state.map(|s| js_json(&s, "release options.state")).transpose()?;
-                l.release(state).await.map(|_| JsValue::UNDEFINED)
+                l.release_value(state).await.map(|_| JsValue::UNDEFINED)
             }
         })
     }
@@ -540,7 +539,7 @@ impl JsLease {
     pub fn keep_alive(&self, every: Option<f64>, stop: AbortSignal) -> std::result::Result<JsValue, JsValue> {
         self.inner.keep_alive_interval(every).map_err(to_js)?;
         let link = Linked::follow(stop);
-        let renewing = self.inner.keep_alive(every, &link.cancel);
+        let renewing = self.inner.keep_alive_with(every, &link.cancel);
         Ok(into_promise(Some(link), Box::pin(async move { renewing.await.map(|_| JsValue::UNDEFINED) })))
     }
 
@@ -574,7 +573,7 @@ impl JsDoc {
         promise(signal, |c| {
             let doc = self.inner.under(&c);
             async move {
-                let Some(got) = doc.get().await? else { return Ok(JsValue::NULL) };
+                let Some(got) = doc.get_value().await? else { return Ok(JsValue::NULL) };
                 Ok(array([text(&got.value).into(), got.etag.into()]))
             }
         })
@@ -594,7 +593,7 @@ impl JsDoc {
                 let create = create.map(|s| js_json(&s, "update options.create")).transpose()?;
                 let max_attempts = count(max_attempts, "update options.maxAttempts")?.unwrap_or(DEFAULT_MAX_ATTEMPTS);
                 let mut f = js_transition(f, "update's result");
-                Ok(text(&doc.update(&mut *f, create, max_attempts).await?).into())
+                Ok(text(&doc.update_value(&mut *f, create, max_attempts).await?).into())
             }
         })
     }

@@ -3,7 +3,7 @@
 //! own `Store` class and passes this one to `new Fencepost(store)`.
 
 use crate::base::error::quoted;
-use std::rc::Rc;
+use crate::base::sync::Shared;
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -21,17 +21,17 @@ use crate::time::{Clock, ManualClock, Timestamp};
 
 #[wasm_bindgen]
 pub struct Store {
-    inner: Rc<dyn ObjectStore>,
-    counts: Option<Rc<dyn Fn(bool) -> RequestCounts>>,
-    faults: Option<Rc<FaultStore>>,
+    inner: Shared<dyn ObjectStore>,
+    counts: Option<Shared<dyn Fn(bool) -> RequestCounts>>,
+    faults: Option<Shared<FaultStore>>,
 }
 
 impl Store {
-    fn new(inner: Rc<dyn ObjectStore>) -> Store {
+    fn new(inner: Shared<dyn ObjectStore>) -> Store {
         Store { inner, counts: None, faults: None }
     }
 
-    pub(crate) fn inner(&self) -> Rc<dyn ObjectStore> {
+    pub(crate) fn inner(&self) -> Shared<dyn ObjectStore> {
         self.inner.clone()
     }
 }
@@ -149,7 +149,7 @@ fn default_code(status: u16) -> &'static str {
 
 #[wasm_bindgen(js_name = memoryStore)]
 pub fn memory_store() -> Store {
-    Store::new(Rc::new(MemoryStore::new()))
+    Store::new(Shared::new(MemoryStore::new()))
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -207,8 +207,11 @@ pub fn s3_store(settings: &S3Settings) -> std::result::Result<Store, JsValue> {
             config = config.timeout(timeout);
         }
         let config = config.build()?;
-        let store = S3Store::new(config, Rc::new(FetchTransport::new()), Rc::new(SystemClock));
-        Ok(Store::new(Rc::new(PrefixStore::new(Rc::new(store), &settings.string("prefix").unwrap_or_default())?)))
+        let store = S3Store::with_transport(config, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
+        Ok(Store::new(Shared::new(PrefixStore::new(
+            Shared::new(store),
+            &settings.string("prefix").unwrap_or_default(),
+        )?)))
     };
     build().map_err(to_js)
 }
@@ -255,9 +258,9 @@ fn field(object: &JsValue, name: &str) -> JsValue {
 }
 
 /// A store with the options' `prefix` around it.
-fn prefixed(store: Rc<dyn ObjectStore>, settings: &JsValue) -> Result<Store> {
+fn prefixed(store: Shared<dyn ObjectStore>, settings: &JsValue) -> Result<Store> {
     let prefix = field(settings, "prefix").as_string().unwrap_or_default();
-    Ok(Store::new(Rc::new(PrefixStore::new(store, &prefix)?)))
+    Ok(Store::new(Shared::new(PrefixStore::new(store, &prefix)?)))
 }
 
 #[wasm_bindgen(js_name = azureStore)]
@@ -279,8 +282,9 @@ pub fn azure_store(settings: &AzureSettings) -> std::result::Result<Store, JsVal
         if let Some(timeout) = field(settings, "timeout").as_f64() {
             config = config.timeout(timeout);
         }
-        let store = AzureStore::new(config.build()?, Rc::new(FetchTransport::new()), Rc::new(SystemClock));
-        prefixed(Rc::new(store), settings)
+        let store =
+            AzureStore::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
+        prefixed(Shared::new(store), settings)
     };
     build().map_err(to_js)
 }
@@ -305,7 +309,7 @@ pub fn gcs_store(settings: &GcsSettings) -> std::result::Result<Store, JsValue> 
             config = config.access_token(token);
         }
         if let Some(function) = get_token {
-            config = config.token_source(Rc::new(JsTokenSource(function)));
+            config = config.token_source(Shared::new(JsTokenSource(function)));
         }
         if given[2] {
             let text = |name: &str| field(&account, name).as_string();
@@ -316,7 +320,7 @@ pub fn gcs_store(settings: &GcsSettings) -> std::result::Result<Store, JsValue> 
                 client_email: text("clientEmail").unwrap_or_default(),
                 token_uri: text("tokenUri").unwrap_or_default(),
                 private_key_id: text("privateKeyId"),
-                signer: Rc::new(JsSigner(sign)),
+                signer: Shared::new(JsSigner(sign)),
             });
         }
         if let Some(timeout) = field(settings, "timeout").as_f64() {
@@ -325,8 +329,9 @@ pub fn gcs_store(settings: &GcsSettings) -> std::result::Result<Store, JsValue> 
         if let Some(honoured) = field(settings, "conditionalDelete").as_bool() {
             config = config.conditional_delete(honoured);
         }
-        let store = GcsStore::new(config.build()?, Rc::new(FetchTransport::new()), Rc::new(SystemClock));
-        prefixed(Rc::new(store), settings)
+        let store =
+            GcsStore::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
+        prefixed(Shared::new(store), settings)
     };
     build().map_err(to_js)
 }
@@ -374,29 +379,29 @@ impl Rs256Signer for JsSigner {
 pub fn r2_store(bucket: JsValue, prefix: Option<String>) -> std::result::Result<Store, JsValue> {
     let build = || -> Result<Store> {
         let store = R2Store::from_js(bucket)?;
-        Ok(Store::new(Rc::new(PrefixStore::new(Rc::new(store), &prefix.unwrap_or_default())?)))
+        Ok(Store::new(Shared::new(PrefixStore::new(Shared::new(store), &prefix.unwrap_or_default())?)))
     };
     build().map_err(to_js)
 }
 
 #[wasm_bindgen(js_name = countingStore)]
 pub fn counting_store(inner: &Store) -> Store {
-    let counting = Rc::new(CountingStore::new(inner.inner()));
+    let counting = Shared::new(CountingStore::new(inner.inner()));
     let c = counting.clone();
-    let counts = Rc::new(move |reset| if reset { c.take_counts() } else { c.counts() });
+    let counts = Shared::new(move |reset| if reset { c.take_counts() } else { c.counts() });
     Store { inner: counting, counts: Some(counts), faults: None }
 }
 
 /// The testing toolkit's fault store; its injected delays wait on `clock` when given.
 #[wasm_bindgen(js_name = faultStore)]
 pub fn fault_store(inner: &Store, clock: Option<JsManualClock>) -> Store {
-    let clock: Rc<dyn Clock> = match clock {
-        Some(c) => Rc::new(c.inner),
-        None => Rc::new(SystemClock),
+    let clock: Shared<dyn Clock> = match clock {
+        Some(c) => Shared::new(c.inner),
+        None => Shared::new(SystemClock),
     };
-    let faults = Rc::new(FaultStore::with_clock(inner.inner(), clock));
+    let faults = Shared::new(FaultStore::with_clock(inner.inner(), clock));
     let f = faults.clone();
-    let counts = Rc::new(move |reset| if reset { f.take_counts() } else { f.counts() });
+    let counts = Shared::new(move |reset| if reset { f.take_counts() } else { f.counts() });
     Store { inner: faults.clone(), counts: Some(counts), faults: Some(faults) }
 }
 

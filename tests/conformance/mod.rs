@@ -9,11 +9,15 @@
 
 #![allow(dead_code)]
 
-use std::rc::Rc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 
 use fencepost::store::{ObjectStore, Op, Precondition, RequestCounts};
 use fencepost::testing::{Fault, FaultStore, ManualClock};
-use fencepost::{Clock, Event, Fencepost, LeaseOptions, Options, RetryPolicy, Timestamp};
+use fencepost::{Clock, Event, Fencepost, LeaseOptions, MaybeSend, Options, RetryPolicy, Shared, Timestamp};
 use serde_json::{Value, json};
 
 pub mod cases;
@@ -22,16 +26,16 @@ pub mod s3;
 /// One test's world.
 pub struct Ctx {
     /// The backend itself (a fresh namespace); writes here are "other processes" and not counted.
-    pub raw: Rc<dyn ObjectStore>,
+    pub raw: Shared<dyn ObjectStore>,
     /// What `db` talks to: counts requests and injects faults.
-    pub store: Rc<FaultStore>,
+    pub store: Shared<FaultStore>,
     pub clock: ManualClock,
     pub db: Fencepost,
 }
 
 impl Ctx {
-    pub fn new(raw: Rc<dyn ObjectStore>) -> Ctx {
-        let store = Rc::new(FaultStore::new(raw.clone()));
+    pub fn new(raw: Shared<dyn ObjectStore>) -> Ctx {
+        let store = Shared::new(FaultStore::new(raw.clone()));
         let clock = ManualClock::auto_advancing(ManualClock::START_2026);
         let db = Fencepost::new(store.clone(), options(&clock)).expect("valid options");
         Ctx { raw, store, clock, db }
@@ -44,10 +48,10 @@ impl Ctx {
 
     /// The client with a listener: every event it reports, rendered as a line (`request get k 404
     /// 1 absent`, `call claim k 1 ok`, `lease k 1 acquired`); durations left out.
-    pub fn observed(&self) -> (Fencepost, Rc<std::cell::RefCell<Vec<String>>>) {
-        let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+    pub fn observed(&self) -> (Fencepost, Arc<Mutex<Vec<String>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();
-        let on_event = Rc::new(move |e: &Event<'_>| {
+        let on_event = Shared::new(move |e: &Event<'_>| {
             let line = match *e {
                 Event::Request { op, key, status, attempt, ms, outcome } => {
                     assert!(ms >= 0.0);
@@ -63,7 +67,7 @@ impl Ctx {
                     format!("lease {key} {epoch} {}{reason}", action.as_str())
                 }
             };
-            log.borrow_mut().push(line);
+            log.lock().unwrap().push(line);
         });
         let options = Options { on_event: Some(on_event), ..options(&self.clock) };
         (Fencepost::new(self.store.clone(), options).expect("valid options"), seen)
@@ -78,10 +82,10 @@ impl Ctx {
 
     /// The operation's write lands but its response is lost; `meanwhile` runs after the
     /// operation's own read and before its read-back (other writers landing on top).
-    pub fn lose_put_response_then(&self, meanwhile: impl std::future::Future<Output = ()> + 'static) {
+    pub fn lose_put_response_then(&self, meanwhile: impl Future<Output = ()> + MaybeSend + 'static) {
         self.store.inject(Op::Put, Fault::LoseResponse);
         self.store.inject(Op::Get, Fault::Pass);
-        self.store.inject(Op::Get, Fault::before(meanwhile));
+        self.store.inject(Op::Get, before(meanwhile));
     }
 
     pub fn clock_now(&self) -> Timestamp {
@@ -103,7 +107,7 @@ impl Ctx {
 
 fn options(clock: &ManualClock) -> Options {
     Options {
-        clock: Some(Rc::new(clock.clone())),
+        clock: Some(Shared::new(clock.clone())),
         retry: RetryPolicy { max_attempts: 4, base_delay: 0.01, max_delay: 0.05 },
         ..Options::default()
     }
@@ -115,23 +119,61 @@ pub fn counts(get: u32, put: u32) -> RequestCounts {
 }
 
 pub fn lease_opts(ttl: f64, holder: &str) -> LeaseOptions {
-    LeaseOptions { holder: Some(holder.into()), ..LeaseOptions::new(ttl) }
+    LeaseOptions::new(ttl).holder(holder)
 }
 
 /// A transition that adds `n` to `state.count` (null counts as 0).
-pub fn add(n: i64) -> impl FnMut(Value) -> fencepost::Result<Value> {
+pub fn add(n: i64) -> impl FnMut(Value) -> fencepost::Result<Value> + MaybeSend {
     move |v: Value| Ok(json!({"count": v.get("count").and_then(Value::as_i64).unwrap_or(0) + n}))
+}
+
+/// How many times something ran (shared with closures that must be `Send` natively).
+#[derive(Debug, Default)]
+pub struct Calls(AtomicU32);
+
+impl Calls {
+    pub fn new() -> Calls {
+        Calls::default()
+    }
+    pub fn get(&self) -> u32 {
+        self.0.load(Ordering::SeqCst)
+    }
+    pub fn bump(&self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 /// `f`, counting its calls in `calls` (to assert how often a transition ran).
 pub fn counting<'a>(
-    calls: &'a std::cell::Cell<u32>,
-    mut f: impl FnMut(Value) -> fencepost::Result<Value> + 'a,
-) -> Box<fencepost::Transition<'a>> {
-    fencepost::transition(move |v| {
-        calls.set(calls.get() + 1);
+    calls: &'a Calls,
+    mut f: impl FnMut(Value) -> fencepost::Result<Value> + MaybeSend + 'a,
+) -> impl FnMut(Value) -> fencepost::Result<Value> + MaybeSend + 'a {
+    move |v| {
+        calls.bump();
         f(v)
-    })
+    }
+}
+
+/// [`Fault::before`] for any hook: natively the fault store asks the hook's future to be `Sync`
+/// as well as `Send`, which a future awaiting a store call (a boxed `dyn Future + Send`) is not;
+/// a `Mutex` makes it so (it is only ever polled through `&mut`).
+pub fn before(hook: impl Future<Output = ()> + MaybeSend + 'static) -> Fault {
+    Fault::before(SyncHook(Mutex::new(Box::pin(hook))))
+}
+
+/// [`Fault::after`] for any hook (see [`before`]).
+pub fn after(hook: impl Future<Output = ()> + MaybeSend + 'static) -> Fault {
+    Fault::after(SyncHook(Mutex::new(Box::pin(hook))))
+}
+
+struct SyncHook<F>(Mutex<Pin<Box<F>>>);
+
+impl<F: Future<Output = ()>> Future for SyncHook<F> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let hook = self.get_mut().0.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        hook.as_mut().poll(cx)
+    }
 }
 
 /// Adds 1 to a plain number.
@@ -227,11 +269,11 @@ pub use cases::*;
 
 // Re-exports the cases need, kept here so `cases.rs` reads as a list of behaviours.
 pub(crate) mod prelude {
-    pub use super::{Ctx, add, counting, counts, incr, lease_opts};
+    pub use super::{Calls, Ctx, add, after, before, counting, counts, incr, lease_opts};
     pub use fencepost::store::{ObjectStore, Op, Precondition};
     pub use fencepost::testing::Fault;
-    pub use fencepost::{Cancel, Clock, Error, LeaseOptions, WaitOptions, transition};
+    pub use fencepost::{Cancel, Clock, Error, LeaseOptions, UpdateOptions, WaitOptions};
     pub use futures::future::join_all;
     pub use serde_json::{Value, json};
-    pub use std::cell::Cell;
+    pub use std::sync::Mutex;
 }

@@ -1,21 +1,19 @@
 //! The S3-only checks, written once for every S3 transport (fetch in wasm, reqwest natively): what
 //! only a real server shows — contention on one key, a counter under many writers, a wrong secret.
 
-use std::rc::Rc;
-
 use fencepost::store::ObjectStore;
-use fencepost::{Error, Fencepost, Options, RetryPolicy};
+use fencepost::{Error, Fencepost, Options, RetryPolicy, Shared, UpdateOptions};
 use futures::future::join_all;
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Real time and a generous retry budget: these cases contend on purpose.
-pub fn real_time_db(store: Rc<dyn ObjectStore>) -> Fencepost {
+pub fn real_time_db(store: Shared<dyn ObjectStore>) -> Fencepost {
     let retry = RetryPolicy { max_attempts: 8, base_delay: 0.02, max_delay: 0.5 };
     Fencepost::new(store, Options { retry, ..Options::default() }).unwrap()
 }
 
 /// `racers` concurrent claims of one key, `rounds` times: exactly one winner each, all agree.
-pub async fn concurrent_claims_have_one_winner(store: Rc<dyn ObjectStore>, racers: usize, rounds: usize) {
+pub async fn concurrent_claims_have_one_winner(store: Shared<dyn ObjectStore>, racers: usize, rounds: usize) {
     for round in 0..rounds {
         let dbs: Vec<_> = (0..racers).map(|_| real_time_db(store.clone())).collect();
         let key = format!("tick/{round}");
@@ -28,23 +26,24 @@ pub async fn concurrent_claims_have_one_winner(store: Rc<dyn ObjectStore>, racer
 }
 
 /// `workers` writers each incrementing one counter `each` times: none is lost.
-pub async fn concurrent_increments_all_land(store: Rc<dyn ObjectStore>, workers: usize, each: usize) {
+pub async fn concurrent_increments_all_land(store: Shared<dyn ObjectStore>, workers: usize, each: usize) {
     let dbs: Vec<_> = (0..workers).map(|_| real_time_db(store.clone())).collect();
     join_all(dbs.iter().map(|db| async move {
         let doc = db.doc("counter").unwrap();
         for _ in 0..each {
-            let mut inc = fencepost::transition(|v| Ok(json!(v.as_i64().unwrap_or(0) + 1)));
-            doc.update(&mut *inc, Some(json!(0)), 1000).await.expect("update");
+            let inc = |v: Value| Ok(json!(v.as_i64().unwrap_or(0) + 1));
+            let options = UpdateOptions { create: Some(json!(0)), max_attempts: 1000, ..Default::default() };
+            doc.update_with(options, inc).await.expect("update");
         }
     }))
     .await;
-    let value = dbs[0].doc("counter").unwrap().get().await.unwrap().unwrap().value;
+    let value = dbs[0].doc::<Value>("counter").unwrap().get().await.unwrap().unwrap().value;
     assert_eq!(value, json!(workers * each));
 }
 
 /// A store signed with a wrong `secret`: a typed SignatureDoesNotMatch, and neither the secret nor
 /// the signature in what the error shows.
-pub async fn wrong_secret_is_signature_mismatch_without_leaking(store: Rc<dyn ObjectStore>, secret: &str) {
+pub async fn wrong_secret_is_signature_mismatch_without_leaking(store: Shared<dyn ObjectStore>, secret: &str) {
     let db = real_time_db(store);
     let e = db.claim("k", json!(1)).await.unwrap_err();
     let Error::Storage(failure) = &e else { panic!("expected a storage error, got {e}") };

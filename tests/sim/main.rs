@@ -17,7 +17,7 @@ mod world;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 use checks::Final;
@@ -39,12 +39,12 @@ struct Report {
 /// Run the history of `seed`; with `text`, write it out (for replay comparisons and printing).
 fn run_history(seed: u64, text: bool) -> Report {
     let mut world = World::new(seed, Faults::Random(FaultRates::DEFAULT));
-    let ledger = Rc::new(Ledger::default());
+    let ledger = Arc::new(Ledger::default());
     let mut executor = Executor::new();
     let workers = 3 + world.rng.below(3) as usize;
     for id in 0..workers {
         let skewed = SkewedClock { base: world.clock.clone(), skew: (world.rng.unit() - 0.5) * 2.0 };
-        let db = world.process(Rc::new(skewed));
+        let db = world.process(Arc::new(skewed));
         let calls = 8 + world.rng.below(10) as usize;
         let worker = Worker::new(id, db, world.clock.clone(), ledger.clone(), world.rng.fork(), calls);
         executor.spawn(worker.run());
@@ -54,12 +54,12 @@ fn run_history(seed: u64, text: bool) -> Report {
         report.violations.push(format!("{waiting} workers wait forever (no timer left to fire)"));
     }
 
-    let records = ledger.records.borrow();
+    let records = ledger.records.lock().unwrap();
     let end = Final { values: world.final_state(records.iter().map(|r| r.key.as_str())) };
-    report.violations.extend(checks::check(&records, &end, &world.store.history.borrow()));
+    report.violations.extend(checks::check(&records, &end, &world.store.history.lock().unwrap()));
     report.calls = records.len();
     report.ambiguous = records.iter().filter(|r| r.outcome == Outcome::Ambiguous).count();
-    report.faults = world.store.counts.borrow().0.clone();
+    report.faults = world.store.counts.lock().unwrap().0.clone();
     if text {
         for r in records.iter() {
             let _ = writeln!(
@@ -220,18 +220,18 @@ fn ambiguity(args: &Args) -> (usize, usize) {
     let (mut ambiguous, mut calls, mut per_run) = (0, 0, Vec::new());
     for seed in args.from..args.from + RUNS {
         let mut world = World::new(seed, Faults::EveryOtherConditionalPutLost);
-        let outcomes = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let outcomes = Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut executor = Executor::new();
         for _ in 0..WRITERS {
-            let doc = world.process(Rc::new(world.clock.clone())).doc("hot").expect("a valid key");
+            let doc = world.process(Arc::new(world.clock.clone())).doc("hot").expect("a valid key");
             let outcomes = outcomes.clone();
             executor.spawn(async move {
                 let outcome = workload::add_one(&doc, 100).await;
-                outcomes.borrow_mut().push(outcome.map_err(|e| e.code()));
+                outcomes.lock().unwrap().push(outcome.map_err(|e| e.code()));
             });
         }
         assert_eq!(world.run(&mut executor), Ended::Done, "seed {seed}: the updates settle");
-        let outcomes = outcomes.borrow();
+        let outcomes = outcomes.lock().unwrap();
         let run = outcomes.iter().filter(|o| **o == Err("AMBIGUOUS_WRITE")).count();
         let acked = outcomes.iter().filter(|o| o.is_ok()).count();
         let end = Final { values: world.final_state(["hot"].into_iter()) };

@@ -5,13 +5,13 @@
 //! lease now and then. A worker "crashes" by abandoning its lease and re-attaching to it (same
 //! holder) or acquiring again.
 
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use futures::future::{Either, select};
 
 use fencepost::testing::ManualClock;
-use fencepost::{Cancel, Clock, Doc, Error, Fencepost, LeaseOptions, transition};
+use fencepost::{Cancel, Clock, Doc, Error, Fencepost, LeaseOptions, PruneOptions, UpdateOptions};
 use serde_json::{Value, json};
 
 use crate::world::Rng;
@@ -53,15 +53,13 @@ pub struct Record {
 
 #[derive(Default)]
 pub struct Ledger {
-    pub records: RefCell<Vec<Record>>,
-    sequence: Cell<u64>,
+    pub records: Mutex<Vec<Record>>,
+    sequence: AtomicU64,
 }
 
 impl Ledger {
     fn tick(&self) -> u64 {
-        let at = self.sequence.get();
-        self.sequence.set(at + 1);
-        at
+        self.sequence.fetch_add(1, Ordering::SeqCst)
     }
 }
 
@@ -70,7 +68,7 @@ pub struct Worker {
     db: Fencepost,
     /// The simulation's clock (the worker's own is skewed), for its pauses and the ledger.
     clock: ManualClock,
-    ledger: Rc<Ledger>,
+    ledger: Arc<Ledger>,
     rng: Rng,
     calls: usize,
     /// One handle for the worker's life: updates start from the version it last saw.
@@ -78,7 +76,7 @@ pub struct Worker {
 }
 
 impl Worker {
-    pub fn new(id: usize, db: Fencepost, clock: ManualClock, ledger: Rc<Ledger>, rng: Rng, calls: usize) -> Worker {
+    pub fn new(id: usize, db: Fencepost, clock: ManualClock, ledger: Arc<Ledger>, rng: Rng, calls: usize) -> Worker {
         let counter = db.doc(COUNTER_KEY).expect("a valid key");
         Worker { id, db, clock, ledger, rng, calls, counter }
     }
@@ -107,7 +105,7 @@ impl Worker {
         let (ended, ended_seq) = (self.now(), self.ledger.tick());
         let record =
             Record { worker: self.id, what, key: key.to_owned(), arg, started, ended, started_seq, ended_seq, outcome };
-        self.ledger.records.borrow_mut().push(record);
+        self.ledger.records.lock().unwrap().push(record);
         result
     }
 
@@ -163,9 +161,9 @@ impl Worker {
     async fn lease_period(&mut self, n: usize) {
         let key = self.lease_key();
         let holder = format!("w{}-{n}", self.id);
-        let options = LeaseOptions { holder: Some(holder.clone()), ..LeaseOptions::new(TTL) };
+        let options = LeaseOptions::new(TTL).holder(holder.clone());
         let Ok(Some(mut lease)) = self
-            .log("lease", &key, json!(holder), self.db.lease(&key, options, None), |l| {
+            .log("lease", &key, json!(holder), self.db.lease(&key, options), |l| {
                 l.as_ref().map_or(Value::Null, |l| json!(l.epoch()))
             })
             .await
@@ -174,7 +172,7 @@ impl Worker {
         };
         let keep_alive = self.rng.chance(0.5);
         let stop = Cancel::new();
-        let renewing = keep_alive.then(|| lease.keep_alive(None, &stop));
+        let renewing = keep_alive.then(|| lease.keep_alive(&stop));
         let work = async {
             for entry in 0..=self.rng.below(3) {
                 if self.rng.chance(0.15) {
@@ -191,11 +189,10 @@ impl Worker {
                 }
                 let epoch = lease.epoch();
                 let mark = json!([epoch, self.id, n, entry]);
-                let mut append = transition(|mut v: Value| {
+                let write = lease.update_state(|mut v: Value| {
                     append_to(&mut v, "log", mark.clone());
                     Ok(v)
                 });
-                let write = lease.update_state(&mut *append);
                 if self.log("write", &key, mark.clone(), write, |_| Value::Null).await.is_err() {
                     return;
                 }
@@ -203,7 +200,7 @@ impl Worker {
                 self.pause(secs).await;
             }
             if self.rng.chance(0.7) {
-                let release = lease.release(None);
+                let release = lease.release();
                 let _ = self.log("release", &key, json!(lease.epoch()), release, |_| Value::Null).await;
             }
         };
@@ -220,18 +217,17 @@ impl Worker {
     async fn cooperative(&mut self, n: usize) {
         let key = self.lease_key();
         let mark = json!([self.id, n]);
-        let mut append = transition(|mut v: Value| {
+        let write = self.db.cooperative_write(&key, |mut v: Value| {
             append_to(&mut v, "coop", mark.clone());
             Ok(v)
         });
-        let write = self.db.cooperative_write(&key, &mut *append);
         // `None`: no lease document on the key, nothing written.
         let _ = self.log("cooperative", &key, mark.clone(), write, |v| json!(v.is_some())).await;
     }
 
     async fn break_a_lease(&mut self) {
         let key = self.lease_key();
-        let broken = self.db.break_lease(&key, None);
+        let broken = self.db.break_lease(&key);
         let _ =
             self.log("break", &key, Value::Null, broken, |b| b.as_ref().map_or(Value::Null, |b| json!(b.epoch))).await;
     }
@@ -241,15 +237,15 @@ impl Worker {
     /// The operator's clean-up of old tick claims (a dry run now and then).
     async fn prune(&mut self) {
         let dry = self.rng.chance(0.3);
-        let pruned = self.db.prune("ticks/", PRUNE_AGE, dry);
+        let pruned = self.db.prune("ticks/", PruneOptions { older_than: PRUNE_AGE, dry_run: dry });
         let _ = self.log("prune", "ticks/", json!(dry), pruned, |p| json!(p.keys)).await;
     }
 }
 
 /// `doc.update(v => v + 1, {create: 0, maxAttempts})`.
 pub async fn add_one(doc: &Doc, max_attempts: u32) -> fencepost::Result<Value> {
-    let mut plus_one = transition(|v: Value| Ok(json!(v.as_i64().unwrap_or(0) + 1)));
-    doc.update(&mut *plus_one, Some(json!(0)), max_attempts).await
+    let options = UpdateOptions { create: Some(json!(0)), max_attempts, ..Default::default() };
+    doc.update_with(options, |v: Value| Ok(json!(v.as_i64().unwrap_or(0) + 1))).await
 }
 
 /// Append `item` to the array at `field` of the object `state` (made an object if it is not).

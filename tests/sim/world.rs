@@ -3,16 +3,19 @@
 //! (faults drawn from the seed, per request), and a recorder of what each request asked and what
 //! its caller heard (the layer-0 history the linearizability check reads).
 
-use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::rc::Rc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 
 use async_trait::async_trait;
 use fencepost::store::{
     ListPage, MemoryStore, ObjectStore, Op, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta,
 };
 use fencepost::testing::{Fault, FaultStore, ManualClock, seed_random};
-use fencepost::{Clock, Fencepost, Held, LocalBoxFuture, Options, Timestamp};
+use fencepost::{BoxFuture, Clock, Fencepost, Held, Options, Timestamp};
 
 use crate::executor::{Ended, Executor};
 use crate::linearizable::{Call, Condition, Operation, Return};
@@ -24,7 +27,7 @@ pub struct World {
     pub rng: Rng,
     pub clock: ManualClock,
     pub memory: MemoryStore,
-    pub store: Rc<SimStore>,
+    pub store: Arc<SimStore>,
 }
 
 impl World {
@@ -32,13 +35,13 @@ impl World {
         seed_random(Some(seed));
         let mut rng = Rng::new(seed);
         let clock = ManualClock::starting_2026();
-        let memory = MemoryStore::with_clock(Rc::new(clock.clone()));
-        let store = Rc::new(SimStore::new(Rc::new(memory.clone()), clock.clone(), rng.fork(), faults));
+        let memory = MemoryStore::with_clock(Arc::new(clock.clone()));
+        let store = Arc::new(SimStore::new(Arc::new(memory.clone()), clock.clone(), rng.fork(), faults));
         World { rng, clock, memory, store }
     }
 
     /// A process of the world: its own `Fencepost` on the shared store, on `clock`.
-    pub fn process(&self, clock: Rc<dyn Clock>) -> Fencepost {
+    pub fn process(&self, clock: Arc<dyn Clock>) -> Fencepost {
         let options = Options { clock: Some(clock), ..Options::default() };
         Fencepost::new(self.store.clone(), options).expect("valid options")
     }
@@ -50,8 +53,8 @@ impl World {
 
     /// What `keys` hold now, read from the memory store directly (past the faults).
     pub fn final_state<'a>(&self, keys: impl Iterator<Item = &'a str>) -> BTreeMap<String, Held> {
-        let options = Options { clock: Some(Rc::new(self.clock.clone())), ..Options::default() };
-        let db = Fencepost::new(Rc::new(self.memory.clone()), options).expect("valid options");
+        let options = Options { clock: Some(Arc::new(self.clock.clone())), ..Options::default() };
+        let db = Fencepost::new(Arc::new(self.memory.clone()), options).expect("valid options");
         let mut end = BTreeMap::new();
         for key in keys.collect::<std::collections::BTreeSet<_>>() {
             let inspected = futures::executor::block_on(db.inspect(key)).expect("the memory store answers");
@@ -110,7 +113,7 @@ impl Clock for SkewedClock {
     fn now(&self) -> fencepost::Result<Timestamp> {
         Ok(self.base.now()?.plus_secs(self.skew))
     }
-    fn sleep(&self, secs: f64) -> LocalBoxFuture<'static, ()> {
+    fn sleep(&self, secs: f64) -> BoxFuture<'static, ()> {
         self.base.sleep(secs)
     }
 }
@@ -156,35 +159,33 @@ pub struct FaultCounts(pub BTreeMap<&'static str, u64>);
 
 /// The store stack's top: draws a fault for each request, records it in the layer-0 history.
 pub struct SimStore {
-    pub faults: Rc<FaultStore>,
-    rng: RefCell<Rng>,
+    pub faults: Arc<FaultStore>,
+    rng: Mutex<Rng>,
     policy: Faults,
-    conditional_puts: Cell<u64>,
+    conditional_puts: AtomicU64,
     clock: ManualClock,
-    pub counts: RefCell<FaultCounts>,
+    pub counts: Mutex<FaultCounts>,
     /// One order of every invocation and return.
-    sequence: Cell<u64>,
-    pub history: RefCell<BTreeMap<String, Vec<Operation>>>,
+    sequence: AtomicU64,
+    pub history: Mutex<BTreeMap<String, Vec<Operation>>>,
 }
 
 impl SimStore {
-    pub fn new(inner: Rc<dyn ObjectStore>, clock: ManualClock, rng: Rng, policy: Faults) -> Self {
+    pub fn new(inner: Arc<dyn ObjectStore>, clock: ManualClock, rng: Rng, policy: Faults) -> Self {
         SimStore {
-            faults: Rc::new(FaultStore::with_clock(inner, Rc::new(clock.clone()))),
-            rng: RefCell::new(rng),
+            faults: Arc::new(FaultStore::with_clock(inner, Arc::new(clock.clone()))),
+            rng: Mutex::new(rng),
             policy,
-            conditional_puts: Cell::new(0),
+            conditional_puts: AtomicU64::new(0),
             clock,
-            counts: RefCell::default(),
-            sequence: Cell::new(0),
-            history: RefCell::default(),
+            counts: Mutex::default(),
+            sequence: AtomicU64::new(0),
+            history: Mutex::default(),
         }
     }
 
     fn tick(&self) -> u64 {
-        let at = self.sequence.get();
-        self.sequence.set(at + 1);
-        at
+        self.sequence.fetch_add(1, Ordering::SeqCst)
     }
 
     /// Queue this request's fault (if the draw gives one) in the fault store.
@@ -193,17 +194,16 @@ impl SimStore {
             Faults::Random(rates) => rates,
             Faults::EveryOtherConditionalPutLost => {
                 if op == Op::Put && conditional {
-                    let n = self.conditional_puts.get() + 1;
-                    self.conditional_puts.set(n);
+                    let n = self.conditional_puts.fetch_add(1, Ordering::SeqCst) + 1;
                     if n % 2 == 0 {
-                        *self.counts.borrow_mut().0.entry("lost response").or_default() += 1;
+                        *self.counts.lock().unwrap().0.entry("lost response").or_default() += 1;
                         self.faults.inject(op, Fault::LoseResponse);
                     }
                 }
                 return;
             }
         };
-        let mut rng = self.rng.borrow_mut();
+        let mut rng = self.rng.lock().unwrap();
         let roll = rng.unit();
         let mut edge = 0.0;
         let mut pick = |rate: f64| {
@@ -227,22 +227,34 @@ impl SimStore {
         } else if pick(r.delay) {
             let secs = 0.05 + rng.unit() * 3.0;
             let clock = self.clock.clone();
-            ("delay", Fault::before(async move { clock.sleep(secs).await }))
+            ("delay", Fault::before(SyncHook(Mutex::new(clock.sleep(secs)))))
         } else {
             return;
         };
-        *self.counts.borrow_mut().0.entry(name).or_default() += 1;
+        *self.counts.lock().unwrap().0.entry(name).or_default() += 1;
         self.faults.inject(op, fault);
     }
 
     fn record(&self, key: &str, call: Call, invoked: u64, ret: Return) {
         let returned = if ret == Return::Unknown { u64::MAX } else { self.tick() };
         let op = Operation { call, ret, invoked, returned };
-        self.history.borrow_mut().entry(key.to_owned()).or_default().push(op);
+        self.history.lock().unwrap().entry(key.to_owned()).or_default().push(op);
     }
 }
 
-#[async_trait(?Send)]
+/// A hook future the fault store accepts: it asks for `Send + Sync`, and a boxed future is only
+/// `Send`; the `Mutex` makes it `Sync` (it is only ever polled through `&mut`).
+struct SyncHook(Mutex<BoxFuture<'static, ()>>);
+
+impl Future for SyncHook {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.get_mut().0.get_mut().unwrap().as_mut().poll(cx)
+    }
+}
+
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl ObjectStore for SimStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         self.draw(Op::Get, false);

@@ -9,10 +9,10 @@
 //!     learns the winner's value and returns.
 //!
 //! (b) A job owned through a lease, kept alive, checkpointed, cooperatively cancelled. The tick's
-//!     work is to advance today's job, `jobs/rollup-<YYYY-MM-DD>`, by a few steps, under
-//!     `Fencepost::with_lease`: acquire (the acquisition is a transition of the job's state,
-//!     refusing a finished job), keep the lease alive in the background while the steps run,
-//!     release at the end. Each step renews first (a heartbeat that also absorbs a cancel) and
+//!     work is to advance today's job, `jobs/rollup-<YYYY-MM-DD>`, by a few steps, under a lease:
+//!     acquire (`Fencepost::lease_with_state`: the acquisition is a transition of the job's
+//!     state, refusing a finished job), keep the lease alive meanwhile (`Lease::keep_alive`),
+//!     release at the end, as `Fencepost::with_lease` does. Each step renews first (a heartbeat that also absorbs a cancel) and
 //!     checkpoints after, guarded by the epoch. `POST /jobs/<id>/cancel` sets `state.cancel`
 //!     with `cooperative_write`, without fencing the owner, which stops before its next step.
 //!     `LeaseLost` means someone else owns the job now: stop at once.
@@ -21,12 +21,15 @@
 //! Every log line is one JSON object (`{"event": "tick.won", …}`), as the JS Worker writes them.
 
 use std::cell::Cell;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
 use std::rc::Rc;
+use std::task::Poll;
 use std::time::Duration;
 
 use fencepost::store::r2::R2Store;
 use fencepost::store::{CountingStore, RequestCounts};
-use fencepost::{Clock, Error, Fencepost, Lease, LeaseOptions, Options, SystemClock, Timestamp, transition};
+use fencepost::{Cancel, Clock, Error, Fencepost, Lease, LeaseOptions, Options, SystemClock, Timestamp};
 use serde_json::{Value, json};
 use worker::{Context, Delay, Env, Method, Request, Response, ScheduleContext, ScheduledEvent, console_log, event};
 
@@ -62,7 +65,8 @@ fn settings(env: &Env) -> Settings {
 }
 
 /// One `Fencepost` per invocation, on the R2 binding wrapped in a `CountingStore`, so each log line
-/// can say how many R2 requests (Workers subrequests) each operation cost.
+/// can say how many R2 requests (Workers subrequests) each operation cost. (A store shared in
+/// wasm32 is an `Rc`: `fencepost::Shared` is `Rc` there, `Arc` natively.)
 struct Open {
     db: Fencepost,
     store: Rc<CountingStore>,
@@ -71,7 +75,7 @@ struct Open {
 fn open(env: &Env) -> worker::Result<Open> {
     let bucket = env.bucket("BUCKET")?;
     let r2 = R2Store::from_bucket(&bucket).map_err(to_worker)?;
-    let store = Rc::new(CountingStore::new(Rc::new(r2)));
+    let store = Rc::new(CountingStore::new(r2));
     let db = Fencepost::new(store.clone(), Options::default()).map_err(to_worker)?;
     Ok(Open { db, store })
 }
@@ -192,21 +196,20 @@ async fn advance_job(db: &Fencepost, s: &Settings, job_id: &str, invocation: &st
     let total = s.job_steps;
     // Acquisition is a transition from the previous state, written atomically with the new epoch.
     // It must be pure: it runs again if another invocation wins a race for the document.
-    let mut state_fn = transition(move |prev: Value| {
-        if prev.is_null() {
+    let state_fn = move |prev: Option<Value>| {
+        let Some(prev) = prev else {
             return Ok(json!({"status": "running", "step": 0, "total": total, "runs": []})); // fresh job
-        }
+        };
         match prev["status"].as_str() {
             Some("running") => Ok(prev), // resume from the last checkpoint
             other => Err(Error::callback(JobFinished(other.unwrap_or("finished").to_owned()))),
         }
-    });
+    };
     // Kept alive in the background (every ttl/3) while `run_steps` runs; released when it ends.
-    let ran = db
-        .with_lease(&key, LeaseOptions::new(s.job_ttl), Some(&mut *state_fn), async |lease| {
-            run_steps(lease, s, job_id, invocation).await
-        })
-        .await;
+    let ran = with_lease_from(db, &key, LeaseOptions::new(s.job_ttl), state_fn, async |lease| {
+        run_steps(lease, s, job_id, invocation).await
+    })
+    .await;
     match ran {
         Ok(Some(summary)) => Ok(summary),
         Ok(None) => Ok(json!({"id": job_id, "outcome": "busy"})),
@@ -221,14 +224,68 @@ async fn advance_job(db: &Fencepost, s: &Settings, job_id: &str, invocation: &st
     }
 }
 
+/// `Fencepost::with_lease`, acquiring through `state_fn` (see `Fencepost::lease_with_state`):
+/// run `f` with the lease while keep-alive renews it, then release it unless `f` ended the
+/// period itself (a final state). `Ok(None)` without calling `f` when the lease is held; when the
+/// lease is lost while `f` runs, `f` runs to its end and the `LeaseLost` is the outcome.
+async fn with_lease_from(
+    db: &Fencepost,
+    key: &str,
+    options: LeaseOptions,
+    state_fn: impl FnMut(Option<Value>) -> fencepost::Result<Value>,
+    f: impl AsyncFnOnce(&Lease) -> fencepost::Result<Value>,
+) -> fencepost::Result<Option<Value>> {
+    let Some(lease) = db.lease_with_state(key, options, state_fn).await? else { return Ok(None) };
+    let stop = Cancel::new();
+    let mut keep_alive = pin!(lease.keep_alive(&stop));
+    let mut work = pin!(f(&lease));
+    let outcome = match first(work.as_mut(), keep_alive.as_mut()).await {
+        // Stop keep-alive and let a renewal in flight settle: the handle's view is then current.
+        Some(outcome) => {
+            stop.cancel();
+            let _ = keep_alive.await;
+            outcome
+        }
+        // Keep-alive is over (lost, or released by `f`): `f` runs on to its end.
+        None => work.await,
+    };
+    let lost = if lease.is_released() { None } else { lease.ended().reason() };
+    match (outcome, lost) {
+        (Err(e), _) => {
+            if !lease.ended().is_cancelled() {
+                let _ = lease.release().await;
+            }
+            Err(e)
+        }
+        (Ok(_), Some(lost)) => Err(lost),
+        (Ok(out), None) => {
+            if !lease.ended().is_cancelled() {
+                lease.release().await?;
+            }
+            Ok(Some(out))
+        }
+    }
+}
+
+/// `work`'s output if it finishes first, `None` if `other` does.
+async fn first<T>(mut work: Pin<&mut impl Future<Output = T>>, mut other: Pin<&mut impl Future>) -> Option<T> {
+    poll_fn(|cx| match work.as_mut().poll(cx) {
+        Poll::Ready(out) => Poll::Ready(Some(out)),
+        Poll::Pending if other.as_mut().poll(cx).is_ready() => Poll::Ready(None),
+        Poll::Pending => Poll::Pending,
+    })
+    .await
+}
+
 async fn run_steps(lease: &Lease, s: &Settings, job_id: &str, invocation: &str) -> fencepost::Result<Value> {
     let step_of = |state: &Value| state["step"].as_i64().unwrap_or(0);
-    let from = step_of(&lease.state()) + 1;
+    let from = step_of(&lease.state_value()) + 1;
     let mut to = from - 1;
     let mut ran = 0;
     let outcome = loop {
-        // `lease.state()` is the freshest state this handle has seen, cooperative writes included.
-        let state = lease.state();
+        // `lease.state_value()` is the freshest state this handle has seen, cooperative writes
+        // included.
+        let state = lease.state_value();
         if state["cancel"] == json!(true) {
             break "cancelled";
         }
@@ -239,37 +296,37 @@ async fn run_steps(lease: &Lease, s: &Settings, job_id: &str, invocation: &str) 
             break "paused";
         }
         // Heartbeat: a full ttl for the step below; a cancel written since our last write is
-        // absorbed into `lease.state()` here.
+        // absorbed into `lease.state_value()` here.
         lease.renew().await?;
-        if lease.state()["cancel"] == json!(true) {
+        if lease.state_value()["cancel"] == json!(true) {
             continue;
         }
-        let step = step_of(&lease.state()) + 1;
+        let step = step_of(&lease.state_value()) + 1;
         do_step(job_id, step, s.step_ms).await;
         // Checkpoint, guarded by the epoch: if the job was taken over meanwhile this fails with
         // LeaseLost instead of overwriting the new owner's progress. Steps must be idempotent: a
         // crash between the step and the checkpoint runs the step again on the next owner.
         let epoch = lease.epoch();
         lease
-            .update_state(&mut *transition(|mut state: Value| {
+            .update_state(|mut state: Value| {
                 let run = json!({"epoch": epoch, "by": invocation, "from": from, "to": step});
                 let runs = record_run(state["runs"].take(), run);
                 state["step"] = json!(step);
                 state["runs"] = runs;
                 Ok(state)
-            }))
+            })
             .await?;
         to = step;
         ran += 1;
     };
     if outcome != "paused" {
-        // Final state; with_lease then has nothing left to release. (When paused, with_lease
+        // Final state; with_lease_from then has nothing left to release. (When paused, it
         // releases keeping the state, so a cancel arriving right now is absorbed, not lost.)
-        let mut last = lease.state();
+        let mut last = lease.state_value();
         last["status"] = json!(outcome);
-        lease.release(Some(last)).await?;
+        lease.release_with(&last).await?;
     }
-    let state = lease.state();
+    let state = lease.state_value();
     Ok(json!({"id": job_id, "epoch": lease.epoch(), "from": from, "to": to, "outcome": outcome,
               "step": state["step"], "total": state["total"]}))
 }
@@ -323,16 +380,13 @@ async fn handle_request(request: Request, env: &Env) -> worker::Result<Response>
 async fn cancel_job(open: &Open, id: &str) -> fencepost::Result<worker::Result<Response>> {
     let cancelled = open
         .db
-        .cooperative_write(
-            &format!("jobs/{id}"),
-            &mut *transition(|mut state: Value| match state["status"].as_str() {
-                Some("running") => {
-                    state["cancel"] = json!(true);
-                    Ok(state)
-                }
-                other => Err(Error::callback(JobFinished(other.unwrap_or("finished").to_owned()))),
-            }),
-        )
+        .cooperative_write(&format!("jobs/{id}"), |mut state: Value| match state["status"].as_str() {
+            Some("running") => {
+                state["cancel"] = json!(true);
+                Ok(state)
+            }
+            other => Err(Error::callback(JobFinished(other.unwrap_or("finished").to_owned()))),
+        })
         .await;
     Ok(match cancelled {
         Ok(Some(state)) => reply(202, json!({"id": id, "state": state, "requests": open.requests()})),
@@ -349,7 +403,7 @@ async fn list_ticks(db: &Fencepost) -> fencepost::Result<Vec<Value>> {
     let keys = db.objects().list("cron/").await?; // ascending: cron/<cron>/<ISO time>
     let mut ticks = Vec::new();
     for key in keys.iter().rev().take(100).rev() {
-        let winner = db.doc(key)?.get().await?.map(|d| d.value).unwrap_or(Value::Null);
+        let winner = db.doc::<Value>(key)?.get().await?.map(|d| d.value).unwrap_or(Value::Null);
         let (cron, tick) = key["cron/".len()..].rsplit_once('/').unwrap_or(("", key));
         ticks.push(json!({"cron": cron, "tick": tick, "winner": winner}));
     }
@@ -359,7 +413,7 @@ async fn list_ticks(db: &Fencepost) -> fencepost::Result<Vec<Value>> {
 /// A job's lease document read as plain JSON: `{epoch, holder, deadline_at, state}`. The holder
 /// token is a credential (whoever knows it can `attach_lease`), so it is not shown.
 async fn read_job(db: &Fencepost, id: &str) -> fencepost::Result<Option<Value>> {
-    let Some(doc) = db.doc(&format!("jobs/{id}"))?.get().await? else { return Ok(None) };
+    let Some(doc) = db.doc::<Value>(&format!("jobs/{id}"))?.get().await? else { return Ok(None) };
     let v = doc.value;
     let deadline = v["deadline_at"].as_str().and_then(Timestamp::parse_rfc3339);
     let held = !v["holder"].is_null() && deadline.is_some_and(|d| SystemClock.now().is_ok_and(|now| d > now));

@@ -65,6 +65,21 @@ pub(crate) fn checked(value: Value) -> Result<Value> {
     Ok(value)
 }
 
+/// `value` as the JSON fencepost stores: the typed API's way in. One that does not serialize (a map
+/// with non-string keys, a failing `Serialize`) is an [`Error::InvalidArgument`] naming `what` and
+/// the key.
+pub(crate) fn to_json<T: serde::Serialize>(value: &T, what: &str, key: &str) -> Result<Value> {
+    serde_json::to_value(value).map_err(|e| {
+        Error::invalid(format!("the {what} for {} does not serialize as JSON: {e}", crate::base::error::quoted(key)))
+    })
+}
+
+/// A stored JSON value as `T`: the typed API's way out. One that is not a `T` is [`Error::Corrupt`],
+/// naming the key, `what` it is and what serde said; nothing was written.
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(value: Value, what: &str, key: &str) -> Result<T> {
+    serde_json::from_value(value).map_err(|e| Error::corrupt(key, format!("the {what} is not the type asked for: {e}")))
+}
+
 fn write_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),

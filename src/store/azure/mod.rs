@@ -12,8 +12,8 @@
 mod sign;
 mod wire;
 
+use crate::base::sync::Shared;
 use std::fmt;
-use std::rc::Rc;
 
 use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpRequest, HttpResponse, HttpTransport, Protocol};
 use super::{Reply, Request, StoreResult};
@@ -24,7 +24,7 @@ use crate::time::{Clock, Timestamp};
 #[derive(Clone)]
 enum Credential {
     /// The account key, decoded.
-    SharedKey(Rc<[u8]>),
+    SharedKey(Shared<[u8]>),
     /// A SAS token (the query string, without a leading `?`).
     Sas(String),
 }
@@ -196,7 +196,16 @@ pub struct AzureStore {
 impl AzureStore {
     /// `clock` dates the requests (Azure refuses a Shared Key request more than 15 minutes off)
     /// and times the attempts out.
-    pub fn new(config: AzureConfig, transport: Rc<dyn HttpTransport>, clock: Rc<dyn Clock>) -> Self {
+    /// On the platform's transport (the host's `fetch` in wasm; natively `ReqwestTransport`, feature
+    /// `reqwest`) and the system clock.
+    #[cfg(any(target_arch = "wasm32", feature = "reqwest"))]
+    pub fn new(config: AzureConfig) -> Result<Self> {
+        let (transport, clock) = crate::store::http::platform()?;
+        Ok(Self::with_transport(config, transport, clock))
+    }
+
+    /// On a transport of your own; `clock` dates the signatures and times the attempts out.
+    pub fn with_transport(config: AzureConfig, transport: Shared<dyn HttpTransport>, clock: Shared<dyn Clock>) -> Self {
         let http = HttpClient::new(transport, clock, config.timeout);
         AzureStore { config, http }
     }
@@ -250,7 +259,12 @@ impl Protocol for AzureConfig {
         Ok((blob.to_http(&self.parsed, &path, sas), secrets))
     }
 
-    fn read(&self, request: &Request<'_>, response: HttpResponse, what: &dyn fmt::Display) -> StoreResult<Reply> {
+    fn read(
+        &self,
+        request: &Request<'_>,
+        response: HttpResponse,
+        what: &(dyn fmt::Display + Sync),
+    ) -> StoreResult<Reply> {
         wire::read(response, request, what)
     }
 }

@@ -84,7 +84,7 @@ pub(crate) fn request<'a>(request: &StoreRequest<'a>) -> BlobRequest<'a> {
 pub(crate) fn read(
     response: HttpResponse,
     request: &StoreRequest<'_>,
-    what: &dyn std::fmt::Display,
+    what: &(dyn std::fmt::Display + Sync),
 ) -> StoreResult<Reply> {
     Ok(match *request {
         StoreRequest::Get(_) => Reply::Object(read_get(response, what)?),
@@ -145,7 +145,10 @@ fn meta_header(name: &str) -> String {
     format!("{META_PREFIX}{}", name.replace('-', "_"))
 }
 
-pub(crate) fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<Option<StoredObject>> {
+pub(crate) fn read_get(
+    response: HttpResponse,
+    what: &(dyn std::fmt::Display + Sync),
+) -> StoreResult<Option<StoredObject>> {
     match response.status {
         200..=299 => {
             let etag = response.header("etag").map(normalize_etag);
@@ -162,7 +165,7 @@ pub(crate) fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> 
 pub(crate) fn read_put(
     response: HttpResponse,
     precondition: &Precondition,
-    what: &dyn std::fmt::Display,
+    what: &(dyn std::fmt::Display + Sync),
 ) -> StoreResult<PutOutcome> {
     let code = code(&response);
     match (response.status, precondition, code.as_deref()) {
@@ -179,7 +182,7 @@ pub(crate) fn read_put(
 
 /// Delete Blob: `true` when deleted; `false` when it was not there (404 BlobNotFound) or the
 /// version changed (412). A plain delete of a missing blob is not an error.
-pub(crate) fn read_delete(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<bool> {
+pub(crate) fn read_delete(response: HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreResult<bool> {
     match response.status {
         200..=299 => Ok(true),
         412 => Ok(false),
@@ -188,7 +191,7 @@ pub(crate) fn read_delete(response: HttpResponse, what: &dyn std::fmt::Display) 
     }
 }
 
-pub(crate) fn read_list(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<ListPage> {
+pub(crate) fn read_list(response: HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreResult<ListPage> {
     if !(200..=299).contains(&response.status) {
         return Err(failure(&response, what));
     }
@@ -240,7 +243,7 @@ fn error_body(response: &HttpResponse) -> (Option<String>, Option<String>) {
 
 /// A refusal or failure, classified. Azure's 409s are refusals that a retry will not change (a
 /// lease on the blob, a container being deleted), unlike S3's.
-fn failure(response: &HttpResponse, what: &dyn std::fmt::Display) -> StoreError {
+fn failure(response: &HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreError {
     let (body_code, message) = error_body(response);
     let code = response.header("x-ms-error-code").map(str::to_owned).or(body_code);
     let mut err = http::failure(response, what, code, message.as_deref());

@@ -4,9 +4,9 @@
 //! `rsa` crate with feature `gcs-service-account`), exchanged at the account's token endpoint, and
 //! cached until a minute before it expires. The wasm carries no RSA of its own.
 
-use std::cell::RefCell;
+use crate::base::sync::Lock;
+use crate::base::sync::Shared;
 use std::fmt;
-use std::rc::Rc;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -31,14 +31,16 @@ impl fmt::Debug for AccessToken {
 }
 
 /// Gives the GCS store an access token for each request (it may cache; fencepost asks every time).
-#[async_trait(?Send)]
-pub trait TokenSource {
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+pub trait TokenSource: crate::base::sync::MaybeSend + crate::base::sync::MaybeSync {
     async fn token(&self) -> StoreResult<AccessToken>;
 }
 
 /// Signs with a service account's RSA private key: RSASSA-PKCS1-v1_5 over SHA-256 (JWT `RS256`).
-#[async_trait(?Send)]
-pub trait Rs256Signer {
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+pub trait Rs256Signer: crate::base::sync::MaybeSend + crate::base::sync::MaybeSync {
     async fn sign(&self, message: &[u8]) -> Result<Vec<u8>, String>;
 }
 
@@ -49,7 +51,7 @@ pub struct ServiceAccount {
     /// `https://oauth2.googleapis.com/token` in Google's key files.
     pub token_uri: String,
     pub private_key_id: Option<String>,
-    pub signer: Rc<dyn Rs256Signer>,
+    pub signer: Shared<dyn Rs256Signer>,
 }
 
 impl fmt::Debug for ServiceAccount {
@@ -73,28 +75,28 @@ pub(crate) enum Auth {
     /// No `Authorization` header (an emulator, a public bucket).
     Anonymous,
     Token(String),
-    Source(Rc<dyn TokenSource>),
+    Source(Shared<dyn TokenSource>),
     Account {
         account: ServiceAccount,
-        cached: Rc<RefCell<Option<AccessToken>>>,
+        cached: Shared<Lock<Option<AccessToken>>>,
     },
 }
 
 impl Auth {
     pub(crate) fn service_account(account: ServiceAccount) -> Auth {
-        Auth::Account { account, cached: Rc::default() }
+        Auth::Account { account, cached: Shared::default() }
     }
 
     pub(crate) fn cached(&self, now: Timestamp) -> Option<String> {
         let Auth::Account { cached, .. } = self else { return None };
-        let token = cached.borrow().clone()?;
+        let token = cached.lock().clone()?;
         let fresh = token.expires_at.is_none_or(|at| now.plus_secs(RENEW_EARLY_SECS) < at);
         fresh.then_some(token.token)
     }
 
     pub(crate) fn remember(&self, token: AccessToken) {
         if let Auth::Account { cached, .. } = self {
-            *cached.borrow_mut() = Some(token);
+            *cached.lock() = Some(token);
         }
     }
 }
@@ -157,7 +159,8 @@ mod tests {
 
     struct FixedSignature;
 
-    #[async_trait(?Send)]
+    #[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+    #[cfg_attr(not(target_arch = "wasm32"), async_trait)]
     impl Rs256Signer for FixedSignature {
         async fn sign(&self, message: &[u8]) -> Result<Vec<u8>, String> {
             Ok(message.len().to_be_bytes().to_vec())
@@ -170,7 +173,7 @@ mod tests {
             client_email: "svc@p.iam.gserviceaccount.com".into(),
             token_uri: "http://127.0.0.1:1/token".into(),
             private_key_id: Some("kid1".into()),
-            signer: Rc::new(FixedSignature),
+            signer: Shared::new(FixedSignature),
         };
         let now = Timestamp::parse_rfc3339("2026-01-01T00:00:00.5Z").unwrap();
         let request = futures::executor::block_on(token_request(&account, now)).unwrap();
@@ -201,7 +204,7 @@ mod tests {
             client_email: "e".into(),
             token_uri: "u".into(),
             private_key_id: None,
-            signer: Rc::new(FixedSignature),
+            signer: Shared::new(FixedSignature),
         });
         assert_eq!(auth.cached(now), None);
         auth.remember(token);

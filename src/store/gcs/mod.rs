@@ -14,8 +14,8 @@ mod auth;
 mod rsa_signer;
 mod wire;
 
+use crate::base::sync::Shared;
 use std::fmt;
-use std::rc::Rc;
 
 pub use auth::{AccessToken, Rs256Signer, ServiceAccount, TokenSource};
 #[cfg(all(feature = "gcs-service-account", not(target_arch = "wasm32")))]
@@ -117,7 +117,7 @@ impl GcsConfigBuilder {
     }
 
     /// Your own source of access tokens, asked before each request.
-    pub fn token_source(mut self, source: Rc<dyn TokenSource>) -> Self {
+    pub fn token_source(mut self, source: Shared<dyn TokenSource>) -> Self {
         self.auth = Auth::Source(source);
         self
     }
@@ -196,7 +196,16 @@ pub struct GcsStore {
 
 impl GcsStore {
     /// `clock` times the attempts out and the cached access token.
-    pub fn new(config: GcsConfig, transport: Rc<dyn HttpTransport>, clock: Rc<dyn Clock>) -> Self {
+    /// On the platform's transport (the host's `fetch` in wasm; natively `ReqwestTransport`, feature
+    /// `reqwest`) and the system clock.
+    #[cfg(any(target_arch = "wasm32", feature = "reqwest"))]
+    pub fn new(config: GcsConfig) -> Result<Self> {
+        let (transport, clock) = crate::store::http::platform()?;
+        Ok(Self::with_transport(config, transport, clock))
+    }
+
+    /// On a transport of your own; `clock` dates the signatures and times the attempts out.
+    pub fn with_transport(config: GcsConfig, transport: Shared<dyn HttpTransport>, clock: Shared<dyn Clock>) -> Self {
         let http = HttpClient::new(transport, clock, config.timeout);
         GcsStore { config, http }
     }
@@ -259,7 +268,12 @@ impl Protocol for GcsConfig {
         Ok((http, Vec::new()))
     }
 
-    fn read(&self, request: &Request<'_>, response: HttpResponse, what: &dyn fmt::Display) -> StoreResult<Reply> {
+    fn read(
+        &self,
+        request: &Request<'_>,
+        response: HttpResponse,
+        what: &(dyn fmt::Display + Sync),
+    ) -> StoreResult<Reply> {
         wire::read(response, request, what)
     }
 }

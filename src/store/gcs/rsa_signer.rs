@@ -29,7 +29,8 @@ impl std::fmt::Debug for RsaSigner {
     }
 }
 
-#[async_trait(?Send)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl Rs256Signer for RsaSigner {
     async fn sign(&self, message: &[u8]) -> std::result::Result<Vec<u8>, String> {
         Ok(self.0.sign(message).to_vec())
@@ -48,7 +49,7 @@ impl ServiceAccount {
             client_email: field("client_email").ok_or_else(|| invalid("no client_email"))?,
             token_uri: field("token_uri").unwrap_or_else(|| "https://oauth2.googleapis.com/token".to_owned()),
             private_key_id: field("private_key_id"),
-            signer: std::rc::Rc::new(RsaSigner::from_pem(&pem)?),
+            signer: crate::base::sync::Shared::new(RsaSigner::from_pem(&pem)?),
         })
     }
 }

@@ -125,7 +125,11 @@ fn boundary(body: &[u8], meta: &WriteMeta) -> String {
 }
 
 /// The answer to `request`, read by the reader of its operation.
-pub(crate) fn read(response: HttpResponse, request: &Request<'_>, what: &dyn std::fmt::Display) -> StoreResult<Reply> {
+pub(crate) fn read(
+    response: HttpResponse,
+    request: &Request<'_>,
+    what: &(dyn std::fmt::Display + Sync),
+) -> StoreResult<Reply> {
     Ok(match *request {
         Request::Get(_) => Reply::Object(read_get(response, what)?),
         Request::Put { precondition, .. } => Reply::Put(read_put(response, precondition, what)?),
@@ -135,7 +139,10 @@ pub(crate) fn read(response: HttpResponse, request: &Request<'_>, what: &dyn std
     })
 }
 
-pub(crate) fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<Option<StoredObject>> {
+pub(crate) fn read_get(
+    response: HttpResponse,
+    what: &(dyn std::fmt::Display + Sync),
+) -> StoreResult<Option<StoredObject>> {
     match response.status {
         200..=299 => {
             let generation = response.header("x-goog-generation").map(str::trim).filter(|g| is_generation(g));
@@ -152,7 +159,7 @@ pub(crate) fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> 
 pub(crate) fn read_put(
     response: HttpResponse,
     precondition: &Precondition,
-    what: &dyn std::fmt::Display,
+    what: &(dyn std::fmt::Display + Sync),
 ) -> StoreResult<PutOutcome> {
     let conditional = *precondition != Precondition::None;
     match response.status {
@@ -168,7 +175,7 @@ pub(crate) fn read_put(
 
 /// objects.delete: `true` when deleted; `false` when it was not there (404) or the generation
 /// changed (412). A plain delete of a missing object is not an error.
-pub(crate) fn read_delete(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<bool> {
+pub(crate) fn read_delete(response: HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreResult<bool> {
     match response.status {
         200..=299 => Ok(true),
         412 => Ok(false),
@@ -177,7 +184,7 @@ pub(crate) fn read_delete(response: HttpResponse, what: &dyn std::fmt::Display) 
     }
 }
 
-pub(crate) fn read_list(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<ListPage> {
+pub(crate) fn read_list(response: HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreResult<ListPage> {
     if !(200..=299).contains(&response.status) {
         return Err(failure(&response, what));
     }
@@ -241,7 +248,7 @@ fn is_missing_bucket(response: &HttpResponse) -> bool {
     has("bucket") && (has("does not exist") || has("not found"))
 }
 
-pub(crate) fn failure(response: &HttpResponse, what: &dyn std::fmt::Display) -> StoreError {
+pub(crate) fn failure(response: &HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreError {
     let (code, message) = error_body(response);
     http::failure(response, what, code, message.as_deref())
 }

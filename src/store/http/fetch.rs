@@ -37,7 +37,8 @@ impl FetchTransport {
     }
 }
 
-#[async_trait(?Send)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl HttpTransport for FetchTransport {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
         let header_text = header_text(&request.headers)?;

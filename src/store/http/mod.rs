@@ -21,9 +21,9 @@ mod reqwest_transport;
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use reqwest_transport::ReqwestTransport;
 
-use std::cell::Cell;
+use crate::base::sync::Shared;
+use crate::base::sync::SyncCell;
 use std::fmt;
-use std::rc::Rc;
 
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
@@ -36,21 +36,32 @@ use crate::time::{Clock, Timestamp};
 /// Seconds an attempt may go unanswered before it counts as a transport error.
 pub const DEFAULT_TIMEOUT: f64 = 30.0;
 
+/// The platform's transport and clock, what `S3Store::new` and its siblings use: the host's
+/// `fetch` in wasm, reqwest natively (feature `reqwest`); the system clock.
+#[cfg(any(target_arch = "wasm32", feature = "reqwest"))]
+pub(crate) fn platform() -> Result<(Shared<dyn HttpTransport>, Shared<dyn Clock>)> {
+    #[cfg(target_arch = "wasm32")]
+    let transport: Shared<dyn HttpTransport> = Shared::new(FetchTransport::new());
+    #[cfg(not(target_arch = "wasm32"))]
+    let transport: Shared<dyn HttpTransport> = Shared::new(ReqwestTransport::new()?);
+    Ok((transport, Shared::new(crate::host::clock::SystemClock)))
+}
+
 /// Sends one request at a time for a store: over the transport, racing the per-attempt timeout,
 /// noting the server's `Date`. Clones share the transport, the clock and the latest server time.
 #[derive(Clone)]
 pub(crate) struct HttpClient {
-    transport: Rc<dyn HttpTransport>,
-    clock: Rc<dyn Clock>,
+    transport: Shared<dyn HttpTransport>,
+    clock: Shared<dyn Clock>,
     /// Seconds per attempt.
     timeout: f64,
     /// The `Date` of the latest response (see [`crate::store::ObjectStore::server_time`]).
-    server_time: Rc<Cell<Option<Timestamp>>>,
+    server_time: Shared<SyncCell<Option<Timestamp>>>,
 }
 
 impl HttpClient {
-    pub(crate) fn new(transport: Rc<dyn HttpTransport>, clock: Rc<dyn Clock>, timeout: f64) -> Self {
-        HttpClient { transport, clock, timeout, server_time: Rc::new(Cell::new(None)) }
+    pub(crate) fn new(transport: Shared<dyn HttpTransport>, clock: Shared<dyn Clock>, timeout: f64) -> Self {
+        HttpClient { transport, clock, timeout, server_time: Shared::new(SyncCell::new(None)) }
     }
 
     /// The time to sign or date a request at (signatures need real time: servers refuse skew).
@@ -83,7 +94,7 @@ impl HttpClient {
     pub(crate) async fn exchange<T>(
         &self,
         request: HttpRequest,
-        what: &dyn fmt::Display,
+        what: &(dyn fmt::Display + Sync),
         secrets: &[&str],
         read: impl FnOnce(HttpResponse) -> StoreResult<T>,
     ) -> StoreResult<T> {
@@ -92,7 +103,7 @@ impl HttpClient {
 
     /// Send one request (the part of [`HttpClient::exchange`] that is the same whatever is read,
     /// so it is compiled once): its response or the failure.
-    async fn send(&self, request: HttpRequest, what: &dyn fmt::Display) -> StoreResult<HttpResponse> {
+    async fn send(&self, request: HttpRequest, what: &(dyn fmt::Display + Sync)) -> StoreResult<HttpResponse> {
         // The transport races the timeout: when it loses, its future is dropped (in wasm that
         // aborts the `fetch`, freeing the connection).
         let timeout = self.timeout;
@@ -121,7 +132,7 @@ impl HttpClient {
 
 /// What an HTTP store is on top of the kit: how a store request becomes an HTTP request, and what
 /// the answer means. Both pure (sans-IO); [`HttpClient::call`] does the rest.
-pub(crate) trait Protocol {
+pub(crate) trait Protocol: crate::base::sync::MaybeSync {
     /// The HTTP request for `request`, signed or authorized as of `now` (with `token` where the
     /// store takes a bearer token), and the strings no error may show (a signature, a key).
     fn build(
@@ -132,7 +143,12 @@ pub(crate) trait Protocol {
     ) -> StoreResult<(HttpRequest, Vec<String>)>;
 
     /// The answer to `request`.
-    fn read(&self, request: &Request<'_>, response: HttpResponse, what: &dyn fmt::Display) -> StoreResult<Reply>;
+    fn read(
+        &self,
+        request: &Request<'_>,
+        response: HttpResponse,
+        what: &(dyn fmt::Display + Sync),
+    ) -> StoreResult<Reply>;
 }
 
 /// The [`crate::store::ObjectStore`] of an HTTP store: every operation is the store's own
@@ -140,7 +156,8 @@ pub(crate) trait Protocol {
 /// `delete_if_match` may be used; the server time is its client's. Written once for the three.
 macro_rules! http_object_store {
     ($store:ty) => {
-        #[async_trait::async_trait(?Send)]
+        #[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+        #[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
         impl $crate::store::ObjectStore for $store {
             async fn get(&self, key: &str) -> $crate::store::StoreResult<Option<$crate::store::StoredObject>> {
                 self.call($crate::store::Request::Get(key)).await.map($crate::store::Reply::into_object)
@@ -222,7 +239,7 @@ pub(crate) fn stored_object(
     response: HttpResponse,
     etag: Option<String>,
     meta_header: impl Fn(&str) -> String,
-    what: &dyn fmt::Display,
+    what: &(dyn fmt::Display + Sync),
 ) -> StoreResult<StoredObject> {
     let Some(etag) = etag.filter(|e| !e.is_empty()) else {
         return Err(StoreError { status: Some(response.status), ..malformed(what, "an object without its version") });
@@ -234,7 +251,7 @@ pub(crate) fn stored_object(
 
 /// A write the store acknowledged without naming the version it made: it landed, so the retry
 /// layer reads it back rather than retrying blindly.
-pub(crate) fn unnamed_write(response: &HttpResponse, what: &dyn fmt::Display) -> StoreError {
+pub(crate) fn unnamed_write(response: &HttpResponse, what: &(dyn fmt::Display + Sync)) -> StoreError {
     StoreError::new(
         FailureKind::Indeterminate,
         Some("MissingETag"),
@@ -244,7 +261,7 @@ pub(crate) fn unnamed_write(response: &HttpResponse, what: &dyn fmt::Display) ->
 }
 
 /// A store answer fencepost cannot read.
-pub(crate) fn malformed(what: &dyn fmt::Display, detail: impl AsRef<str>) -> StoreError {
+pub(crate) fn malformed(what: &(dyn fmt::Display + Sync), detail: impl AsRef<str>) -> StoreError {
     StoreError::new(FailureKind::Fatal, Some("MalformedResponse"), None, format!("{what}: {}", detail.as_ref()))
 }
 
@@ -258,7 +275,7 @@ pub(crate) fn body_snippet(body: &[u8]) -> String {
 /// and a message naming the operation and the server's `detail` (else the code, else the body).
 pub(crate) fn failure(
     response: &HttpResponse,
-    what: &dyn fmt::Display,
+    what: &(dyn fmt::Display + Sync),
     code: Option<String>,
     detail: Option<&str>,
 ) -> StoreError {
@@ -490,8 +507,9 @@ fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a st
 
 /// The one seam between the HTTP stores (S3, Azure, GCS) and the network. `Err` means no HTTP response at all
 /// (connection refused, reset, timeout…).
-#[async_trait(?Send)]
-pub trait HttpTransport {
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+pub trait HttpTransport: crate::base::sync::MaybeSend + crate::base::sync::MaybeSync {
     async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError>;
 }
 

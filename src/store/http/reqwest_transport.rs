@@ -22,7 +22,7 @@ use crate::base::error::{Error, Result, StorageFailure};
 /// [`HttpTransport`] over a [`reqwest::Client`]. Clones share the client and its connection pool.
 ///
 /// ```no_run
-/// use std::rc::Rc;
+/// use crate::base::sync::Shared;
 /// use fencepost::store::PrefixStore;
 /// use fencepost::store::s3::{ReqwestTransport, S3Config, S3Store};
 /// use fencepost::{Fencepost, Options, SystemClock};
@@ -31,10 +31,10 @@ use crate::base::error::{Error, Result, StorageFailure};
 /// let config = S3Config::builder("https://s3.eu-west-1.amazonaws.com", "my-bucket", "eu-west-1", "AKIA…", "secret")
 ///     .timeout(10.0)
 ///     .build()?;
-/// let store = S3Store::new(config, Rc::new(ReqwestTransport::new()?), Rc::new(SystemClock));
+/// let store = S3Store::with_transport(config, Shared::new(ReqwestTransport::new()?), Shared::new(SystemClock));
 /// // This application's keys under `my-app/`: several applications can share the bucket.
-/// let store = PrefixStore::new(Rc::new(store), "my-app")?;
-/// let db = Fencepost::new(Rc::new(store), Options::default())?;
+/// let store = PrefixStore::new(Shared::new(store), "my-app")?;
+/// let db = Fencepost::new(Shared::new(store), Options::default())?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
@@ -61,7 +61,8 @@ impl ReqwestTransport {
     }
 }
 
-#[async_trait(?Send)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl HttpTransport for ReqwestTransport {
     async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError> {
         let handle = match Handle::try_current() {

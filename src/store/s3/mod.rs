@@ -16,8 +16,8 @@ mod sigv4;
 mod xml;
 
 use crate::base::error::quoted;
+use crate::base::sync::Shared;
 use std::fmt;
-use std::rc::Rc;
 
 use super::http::{Endpoint, HttpClient, Protocol, validate_timeout};
 use super::{Reply, Request, StoreResult};
@@ -58,7 +58,7 @@ pub struct S3Config {
     /// `endpoint`, parsed once at construction.
     parsed: Endpoint,
     /// The day's SigV4 signing key (shared by clones: same secret, same scope).
-    signing_keys: Rc<sigv4::SigningKeys>,
+    signing_keys: Shared<sigv4::SigningKeys>,
 }
 
 impl S3Config {
@@ -252,7 +252,7 @@ impl S3ConfigBuilder {
             addressing: self.addressing,
             timeout: self.timeout,
             parsed,
-            signing_keys: Rc::default(),
+            signing_keys: Shared::default(),
         })
     }
 }
@@ -321,7 +321,16 @@ pub struct S3Store {
 impl S3Store {
     /// `clock` dates the signatures (S3 rejects requests more than 15 minutes off) and times the
     /// attempts out ([`S3ConfigBuilder::timeout`]).
-    pub fn new(config: S3Config, transport: Rc<dyn HttpTransport>, clock: Rc<dyn Clock>) -> Self {
+    /// On the platform's transport (the host's `fetch` in wasm; natively `ReqwestTransport`, feature
+    /// `reqwest`) and the system clock.
+    #[cfg(any(target_arch = "wasm32", feature = "reqwest"))]
+    pub fn new(config: S3Config) -> Result<Self> {
+        let (transport, clock) = crate::store::http::platform()?;
+        Ok(Self::with_transport(config, transport, clock))
+    }
+
+    /// On a transport of your own; `clock` dates the signatures and times the attempts out.
+    pub fn with_transport(config: S3Config, transport: Shared<dyn HttpTransport>, clock: Shared<dyn Clock>) -> Self {
         let http = HttpClient::new(transport, clock, config.timeout);
         S3Store { config, http }
     }
@@ -378,7 +387,12 @@ impl Protocol for S3Config {
         Ok((http, secrets))
     }
 
-    fn read(&self, request: &Request<'_>, response: HttpResponse, what: &dyn fmt::Display) -> StoreResult<Reply> {
+    fn read(
+        &self,
+        request: &Request<'_>,
+        response: HttpResponse,
+        what: &(dyn fmt::Display + Sync),
+    ) -> StoreResult<Reply> {
         response::read(response, request, what)
     }
 }

@@ -10,7 +10,11 @@ use crate::store::{
 };
 
 /// The answer to `request`, read by the reader of its operation.
-pub(crate) fn read(response: HttpResponse, request: &Request<'_>, what: &dyn std::fmt::Display) -> StoreResult<Reply> {
+pub(crate) fn read(
+    response: HttpResponse,
+    request: &Request<'_>,
+    what: &(dyn std::fmt::Display + Sync),
+) -> StoreResult<Reply> {
     Ok(match *request {
         Request::Get(_) => Reply::Object(read_get(response, what)?),
         Request::Put { precondition, .. } => Reply::Put(read_put(response, precondition, what)?),
@@ -29,7 +33,7 @@ pub(crate) fn read(response: HttpResponse, request: &Request<'_>, what: &dyn std
 }
 
 /// GetObject: the object, or `None` when the key does not exist.
-pub fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<Option<StoredObject>> {
+pub fn read_get(response: HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreResult<Option<StoredObject>> {
     match response.status {
         200..=299 => {
             let etag = response.header("etag").map(normalize_etag);
@@ -45,7 +49,7 @@ pub fn read_get(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreRe
 pub fn read_put(
     response: HttpResponse,
     precondition: &Precondition,
-    what: &dyn std::fmt::Display,
+    what: &(dyn std::fmt::Display + Sync),
 ) -> StoreResult<PutOutcome> {
     let conditional = *precondition != Precondition::None;
     match response.status {
@@ -60,7 +64,7 @@ pub fn read_put(
 }
 
 /// DeleteObject: deleting a missing key is not an error (S3 says 204 anyway; others say 404).
-pub fn read_delete(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<()> {
+pub fn read_delete(response: HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreResult<()> {
     match response.status {
         200..=299 => Ok(()),
         404 if !is_missing_bucket(&response) => Ok(()),
@@ -70,7 +74,7 @@ pub fn read_delete(response: HttpResponse, what: &dyn std::fmt::Display) -> Stor
 
 /// A conditional DeleteObject: `false` when the precondition failed (412, or 404 NoSuchKey for a
 /// key that is gone).
-pub fn read_conditional_delete(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<bool> {
+pub fn read_conditional_delete(response: HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreResult<bool> {
     match response.status {
         200..=299 => Ok(true),
         412 => Ok(false),
@@ -80,7 +84,7 @@ pub fn read_conditional_delete(response: HttpResponse, what: &dyn std::fmt::Disp
 }
 
 /// One ListObjectsV2 page.
-pub fn read_list(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreResult<ListBucketResult> {
+pub fn read_list(response: HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreResult<ListBucketResult> {
     match response.status {
         200..=299 => xml::parse_list_objects_v2(&response.body).map_err(|e| StoreError {
             status: Some(response.status),
@@ -92,7 +96,7 @@ pub fn read_list(response: HttpResponse, what: &dyn std::fmt::Display) -> StoreR
 }
 
 /// A refusal or failure status, classified, naming the S3 error code when the body has one.
-pub fn classify_failure(response: &HttpResponse, what: &dyn std::fmt::Display) -> StoreError {
+pub fn classify_failure(response: &HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreError {
     let parsed = xml::parse_error_body(&response.body).unwrap_or_default();
     http::failure(response, what, parsed.code, parsed.message.as_deref())
 }

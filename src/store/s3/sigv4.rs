@@ -207,17 +207,17 @@ fn collapse_spaces(value: &str) -> Cow<'_, str> {
 /// The day's signing key, derived once per day (4 of SigV4's 5 HMACs per request). One cache per
 /// config: its secret and scope never change, so the date alone tells whether the key is current.
 #[derive(Debug, Default)]
-pub struct SigningKeys(std::cell::RefCell<Option<(String, [u8; 32])>>);
+pub struct SigningKeys(crate::base::sync::Lock<Option<(String, [u8; 32])>>);
 
 impl SigningKeys {
     pub fn get(&self, secret_access_key: &str, date: &str, scope: Scope<'_>) -> [u8; 32] {
-        if let Some((day, key)) = &*self.0.borrow() {
+        if let Some((day, key)) = &*self.0.lock() {
             if day == date {
                 return *key;
             }
         }
         let key = signing_key(secret_access_key, date, scope);
-        *self.0.borrow_mut() = Some((date.to_owned(), key));
+        *self.0.lock() = Some((date.to_owned(), key));
         key
     }
 }

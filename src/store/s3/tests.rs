@@ -2,9 +2,9 @@
 //! precondition, response classification for each status, and key round-trips through a tiny
 //! in-test S3 emulator. Signing, encoding and XML have their own tests beside their code.
 
-use std::cell::RefCell;
+use crate::base::sync::Lock;
+use crate::base::sync::Shared;
 use std::collections::{BTreeMap, VecDeque};
-use std::rc::Rc;
 
 use futures::executor::block_on;
 
@@ -150,7 +150,8 @@ fn debug_never_shows_secrets() {
     let signature = request.header("authorization").unwrap().rsplit_once("Signature=").unwrap().1.to_owned();
     let shown = format!("{request:?}");
     assert!(!shown.contains(&signature) && !shown.contains(SESSION) && !shown.contains("Signature="), "{shown}");
-    let store = S3Store::new(config, Rc::new(Scripted::default()), Rc::new(ManualClock::starting_2026()));
+    let store =
+        S3Store::with_transport(config, Shared::new(Scripted::default()), Shared::new(ManualClock::starting_2026()));
     let shown = format!("{store:?}");
     assert!(!shown.contains(SECRET) && !shown.contains(SESSION), "{shown}");
 }
@@ -338,15 +339,15 @@ fn delete_and_list_requests() {
 
 #[test]
 fn signing_time_comes_from_the_clock() {
-    let clock = Rc::new(ManualClock::new(at()));
-    let transport = Rc::new(Scripted::default());
+    let clock = Shared::new(ManualClock::new(at()));
+    let transport = Shared::new(Scripted::default());
     transport.push(Ok(response(404, &[], "")));
     transport.push(Ok(response(404, &[], "")));
-    let store = S3Store::new(config("http://h"), transport.clone(), clock.clone());
+    let store = S3Store::with_transport(config("http://h"), transport.clone(), clock.clone());
     block_on(store.get("k")).unwrap();
     clock.advance(3600.0);
     block_on(store.get("k")).unwrap();
-    let sent = transport.sent.borrow();
+    let sent = transport.sent.lock();
     assert_eq!(sent[0].header("x-amz-date"), Some("20260102T030405Z"));
     assert_eq!(sent[1].header("x-amz-date"), Some("20260102T040405Z"));
 }
@@ -357,26 +358,29 @@ fn signing_time_comes_from_the_clock() {
 /// Answers each request with the next scripted result and records what was sent.
 #[derive(Default)]
 struct Scripted {
-    replies: RefCell<VecDeque<std::result::Result<HttpResponse, String>>>,
-    sent: RefCell<Vec<HttpRequest>>,
+    replies: Lock<VecDeque<std::result::Result<HttpResponse, String>>>,
+    sent: Lock<Vec<HttpRequest>>,
 }
 
 impl Scripted {
     fn push(&self, reply: std::result::Result<HttpResponse, String>) {
-        self.replies.borrow_mut().push_back(reply);
+        self.replies.lock().push_back(reply);
     }
 }
 
-#[async_trait(?Send)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl HttpTransport for Scripted {
     async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError> {
-        self.sent.borrow_mut().push(request);
-        self.replies.borrow_mut().pop_front().unwrap_or_else(|| Err("no scripted reply".into())).map_err(Into::into)
+        self.sent.lock().push(request);
+        self.replies.lock().pop_front().unwrap_or_else(|| Err("no scripted reply".into())).map_err(Into::into)
     }
 }
 
-fn store_answering(replies: Vec<std::result::Result<HttpResponse, String>>) -> (Rc<dyn ObjectStore>, Rc<Scripted>) {
-    let transport = Rc::new(Scripted::default());
+fn store_answering(
+    replies: Vec<std::result::Result<HttpResponse, String>>,
+) -> (Shared<dyn ObjectStore>, Shared<Scripted>) {
+    let transport = Shared::new(Scripted::default());
     for reply in replies {
         transport.push(reply);
     }
@@ -384,9 +388,9 @@ fn store_answering(replies: Vec<std::result::Result<HttpResponse, String>>) -> (
         .session_token(Some(SESSION.into()))
         .build()
         .unwrap();
-    let store = S3Store::new(config, transport.clone(), Rc::new(ManualClock::starting_2026()));
+    let store = S3Store::with_transport(config, transport.clone(), Shared::new(ManualClock::starting_2026()));
     // Under a store prefix, as a shared bucket is used: the requests show where keys really go.
-    (Rc::new(PrefixStore::new(Rc::new(store), "app").unwrap()), transport)
+    (Shared::new(PrefixStore::new(Shared::new(store), "app").unwrap()), transport)
 }
 
 fn put_with(precondition: Precondition, reply: std::result::Result<HttpResponse, String>) -> StoreResult<PutOutcome> {
@@ -414,7 +418,7 @@ fn get_reads_body_etag_and_write_meta() {
     assert_eq!(object.body, b"{\"a\":1}");
     assert_eq!(object.etag, "d41d8cd98f00b204e9800998ecf8427e");
     assert_eq!(object.meta, meta("tok3", &["tok2", "tok1"]));
-    assert_eq!(transport.sent.borrow()[0].url, "http://h:9000/bucket/app/k");
+    assert_eq!(transport.sent.lock()[0].url, "http://h:9000/bucket/app/k");
 }
 
 #[test]
@@ -627,7 +631,8 @@ fn the_timeout_is_validated() {
 /// PUTs are never answered; GETs find nothing.
 struct PutsHang;
 
-#[async_trait(?Send)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl HttpTransport for PutsHang {
     async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError> {
         if request.method == "PUT" {
@@ -641,14 +646,14 @@ impl HttpTransport for PutsHang {
 fn settle_on<T: 'static>(clock: &ManualClock, f: impl std::future::Future<Output = T> + 'static) -> (T, f64) {
     use futures::task::LocalSpawnExt;
     let mut pool = futures::executor::LocalPool::new();
-    let out = Rc::new(RefCell::new(None));
+    let out = Shared::new(Lock::new(None));
     let slot = out.clone();
-    pool.spawner().spawn_local(async move { *slot.borrow_mut() = Some(f.await) }).unwrap();
+    pool.spawner().spawn_local(async move { *slot.lock() = Some(f.await) }).unwrap();
     let start = clock.now().unwrap();
     let limit = start.plus_secs(3600.0);
     loop {
         pool.run_until_stalled();
-        if let Some(v) = out.borrow_mut().take() {
+        if let Some(v) = out.lock().take() {
             return (v, start.secs_until(clock.now().unwrap()));
         }
         assert!(clock.step_until(limit), "still pending after an hour");
@@ -659,7 +664,7 @@ fn settle_on<T: 'static>(clock: &ManualClock, f: impl std::future::Future<Output
 fn an_unanswered_attempt_is_a_transport_error_after_the_timeout() {
     let clock = ManualClock::starting_2026();
     let config = S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKID", SECRET).timeout(2.0).build();
-    let store = S3Store::new(config.unwrap(), Rc::new(PutsHang), Rc::new(clock.clone()));
+    let store = S3Store::with_transport(config.unwrap(), Shared::new(PutsHang), Shared::new(clock.clone()));
     let (err, took) =
         settle_on(&clock, async move { store.put("k", b"x", &Precondition::IfAbsent, &meta("t", &[])).await });
     let err = err.unwrap_err();
@@ -672,9 +677,9 @@ fn an_unanswered_attempt_is_a_transport_error_after_the_timeout() {
 fn a_put_that_never_answers_settles_within_timeout_times_attempts() {
     let clock = ManualClock::starting_2026();
     let config = S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKID", SECRET).timeout(2.0).build();
-    let store = S3Store::new(config.unwrap(), Rc::new(PutsHang), Rc::new(clock.clone()));
+    let store = S3Store::with_transport(config.unwrap(), Shared::new(PutsHang), Shared::new(clock.clone()));
     let retry = crate::RetryPolicy { max_attempts: 3, base_delay: 0.0, max_delay: 0.0 };
-    let objects = crate::Objects::new(Rc::new(store), Rc::new(clock.clone()), retry).unwrap();
+    let objects = crate::Objects::new(Shared::new(store), Shared::new(clock.clone()), retry).unwrap();
     let (result, took) = settle_on(&clock, async move { objects.put("k", b"x", Precondition::IfAbsent).await });
     // Each timed-out put is read back (nothing there), then tried again; the budget runs out. A
     // timed-out put may still land later, so the outcome is not "nothing was written".
@@ -697,7 +702,7 @@ fn errors_never_carry_secrets_or_the_signature() {
     // The clock stands still, so every `get("k")` is the very same signed request.
     let (store, transport) = store_answering(vec![Err("first".into())]);
     let _ = block_on(store.get("k"));
-    let sent = transport.sent.borrow()[0].clone();
+    let sent = transport.sent.lock()[0].clone();
     let signature = sent.header("authorization").unwrap().rsplit_once("Signature=").unwrap().1.to_owned();
     let everything = format!("{} {:?} {SECRET} {SESSION}", sent.url, sent.headers);
     assert!(everything.contains(&signature));
@@ -706,7 +711,7 @@ fn errors_never_carry_secrets_or_the_signature() {
     transport.push(Err(format!("socket closed while sending {everything}")));
     for _ in 0..2 {
         let err = block_on(store.get("k")).unwrap_err();
-        assert_eq!(transport.sent.borrow().last().unwrap().header("authorization"), sent.header("authorization"));
+        assert_eq!(transport.sent.lock().last().unwrap().header("authorization"), sent.header("authorization"));
         let shown = format!("{err:?} {}", err.clone().into_failure());
         for secret in [SECRET, SESSION, signature.as_str()] {
             assert!(!shown.contains(secret), "{secret} in {shown}");
@@ -732,7 +737,7 @@ fn delete_succeeds_on_204_200_and_404() {
     for _ in 0..3 {
         block_on(store.delete("k")).unwrap();
     }
-    assert!(transport.sent.borrow().iter().all(|r| r.method == "DELETE" && r.url == "http://h:9000/bucket/app/k"));
+    assert!(transport.sent.lock().iter().all(|r| r.method == "DELETE" && r.url == "http://h:9000/bucket/app/k"));
 }
 
 fn list_page(keys: &[&str], next: Option<&str>) -> String {
@@ -760,7 +765,7 @@ fn list_follows_every_page_and_strips_the_store_prefix() {
     ]);
     let keys = block_on(store.list("jobs/")).unwrap();
     assert_eq!(keys, ["jobs/1", "jobs/2", "jobs/3", "jobs/a&b", "jobs/ü"]);
-    let urls: Vec<String> = transport.sent.borrow().iter().map(|r| r.url.clone()).collect();
+    let urls: Vec<String> = transport.sent.lock().iter().map(|r| r.url.clone()).collect();
     assert_eq!(
         urls,
         [
@@ -805,7 +810,7 @@ fn list_refuses_endless_or_broken_pagination() {
 /// a map, and answers with real S3 shapes. Conditional puts behave as on AWS.
 #[derive(Default)]
 struct Emulator {
-    objects: RefCell<BTreeMap<String, EmulatedObject>>,
+    objects: Lock<BTreeMap<String, EmulatedObject>>,
     page_size: usize,
 }
 
@@ -816,7 +821,8 @@ fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-#[async_trait(?Send)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl HttpTransport for Emulator {
     async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError> {
         let rest = request.url.strip_prefix("http://h:9000/bucket").unwrap();
@@ -824,7 +830,7 @@ impl HttpTransport for Emulator {
         // Every byte outside the unreserved set must arrive escaped, or a server would misread it.
         assert!(path.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~/%".contains(&b)), "{path}");
         let key = percent_decode(path.strip_prefix('/').unwrap_or(path));
-        let mut objects = self.objects.borrow_mut();
+        let mut objects = self.objects.lock();
         let etag_of = |body: &[u8]| format!("\"{}\"", crate::store::content_etag(body));
         Ok(match (request.method, key.is_empty()) {
             ("GET", true) => {
@@ -901,11 +907,11 @@ impl HttpTransport for Emulator {
     }
 }
 
-fn emulated_store(page_size: usize) -> Rc<dyn ObjectStore> {
+fn emulated_store(page_size: usize) -> Shared<dyn ObjectStore> {
     let config = S3Config::builder("http://h:9000", "bucket", "us-east-1", "AKID", SECRET).build().unwrap();
-    let emulator = Rc::new(Emulator { page_size, ..Emulator::default() });
-    let store = S3Store::new(config, emulator, Rc::new(ManualClock::starting_2026()));
-    Rc::new(PrefixStore::new(Rc::new(store), "app").unwrap())
+    let emulator = Shared::new(Emulator { page_size, ..Emulator::default() });
+    let store = S3Store::with_transport(config, emulator, Shared::new(ManualClock::starting_2026()));
+    Shared::new(PrefixStore::new(Shared::new(store), "app").unwrap())
 }
 
 const TRICKY_KEYS: [&str; 14] = [
