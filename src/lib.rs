@@ -23,7 +23,7 @@
 //! let db = Fencepost::new(MemoryStore::new(), Options::default())?;
 //! let tick = db.claim("cron/nightly/2026-05-01", Tick { by: "worker-1".into() }).await?;
 //! if tick.won {
-//!     let options = LeaseOptions::new(30.0).state_type::<Job>();
+//!     let options = LeaseOptions::new(30.0).initial_state(Job::default());
 //!     if let Some(lease) = db.lease("jobs/nightly", options).await? {
 //!         // ... the job, checkpointing under the epoch's fence ...
 //!         lease.update_state(|job| Ok(Job { done: job.done + 1 })).await?;

@@ -6,7 +6,7 @@
 //!   and backoff run instantly and deterministically.
 //!
 //! ```
-//! use crate::base::sync::Shared;
+//! use fencepost::Shared;
 //! use fencepost::store::{MemoryStore, Op};
 //! use fencepost::testing::{Fault, FaultStore, ManualClock};
 //! use fencepost::{Fencepost, LeaseOptions, Options};
@@ -23,9 +23,9 @@
 //! assert_eq!(store.take_counts().total(), 2, "the put and one read-back");
 //!
 //! // A 30-second lease expires after 30 seconds of manual time.
-//! let first = db.lease("jobs/1", LeaseOptions::new(30.0), None).await?.expect("free");
+//! let first = db.lease("jobs/1", LeaseOptions::new(30.0)).await?.expect("free");
 //! clock.advance(30.0);
-//! let second = db.lease("jobs/1", LeaseOptions::new(30.0), None).await?.expect("expired, so stolen");
+//! let second = db.lease("jobs/1", LeaseOptions::new(30.0)).await?.expect("expired, so stolen");
 //! assert_eq!((first.epoch(), second.epoch()), (1, 2));
 //! assert!(first.renew().await.is_err(), "the old holder is fenced");
 //! # Ok::<(), fencepost::Error>(())

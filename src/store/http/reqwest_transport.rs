@@ -22,7 +22,7 @@ use crate::base::error::{Error, Result, StorageFailure};
 /// [`HttpTransport`] over a [`reqwest::Client`]. Clones share the client and its connection pool.
 ///
 /// ```no_run
-/// use crate::base::sync::Shared;
+/// use fencepost::Shared;
 /// use fencepost::store::PrefixStore;
 /// use fencepost::store::s3::{ReqwestTransport, S3Config, S3Store};
 /// use fencepost::{Fencepost, Options, SystemClock};
