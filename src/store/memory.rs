@@ -151,7 +151,7 @@ impl ObjectStore for MemoryStore {
             Some(after) if after >= prefix => (Bound::Excluded(after.to_owned()), Bound::Unbounded),
             _ => (Bound::Included(prefix.to_owned()), Bound::Unbounded),
         };
-        let mut entries: Vec<Listed> = objects
+        let entries: Vec<Listed> = objects
             .map
             .range(from)
             .take_while(|(k, _)| k.starts_with(prefix))
@@ -164,13 +164,7 @@ impl ObjectStore for MemoryStore {
                 last_modified: o.last_modified,
             })
             .collect();
-        let next = if entries.len() > PAGE {
-            entries.truncate(PAGE);
-            entries.last().map(|e| e.key.clone())
-        } else {
-            None
-        };
-        Ok(ListPage { entries, next })
+        Ok(ListPage::first_of(entries, PAGE))
     }
 }
 

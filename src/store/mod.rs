@@ -133,6 +133,20 @@ pub struct ListPage {
     pub next: Option<String>,
 }
 
+impl ListPage {
+    /// The first `page` of `entries` (ascending, at most one more than a page fetched), the
+    /// cursor being the page's last key when more follow: how stores that list locally page.
+    pub(crate) fn first_of(mut entries: Vec<Listed>, page: usize) -> ListPage {
+        let next = if entries.len() > page {
+            entries.truncate(page);
+            entries.last().map(|e| e.key.clone())
+        } else {
+            None
+        };
+        ListPage { entries, next }
+    }
+}
+
 /// The precondition of a put.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Precondition {

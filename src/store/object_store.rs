@@ -278,7 +278,7 @@ impl ObjectStore for ObjectStoreAdapter {
             );
             malformed_listing(prefix, &why)
         })?;
-        let mut entries: Vec<Listed> = page
+        let entries: Vec<Listed> = page
             .into_values()
             .map(|meta| Listed {
                 key: meta.location.to_string(),
@@ -287,13 +287,7 @@ impl ObjectStore for ObjectStoreAdapter {
                 last_modified: Some(Timestamp::from_micros(meta.last_modified.timestamp_micros())),
             })
             .collect();
-        let next = if entries.len() > PAGE {
-            entries.truncate(PAGE);
-            entries.last().map(|e| e.key.clone())
-        } else {
-            None
-        };
-        Ok(ListPage { entries, next })
+        Ok(ListPage::first_of(entries, PAGE))
     }
 }
 
