@@ -174,44 +174,73 @@ extern "C" {
     pub type S3Settings;
 }
 
-impl S3Settings {
-    fn get(&self, name: &str) -> JsValue {
-        js_sys::Reflect::get(self, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
-    }
-    fn string(&self, name: &str) -> Option<String> {
-        self.get(name).as_string()
-    }
-}
-
 /// JS users may leave the region out (Rust users name it): AWS's default region.
 const DEFAULT_REGION: &str = "us-east-1";
 
+/// A store's options object as the JS layer checked it (names and types), read field by field:
+/// one reader for every store, so the wasm carries each lookup once.
+struct Settings<'a> {
+    object: &'a JsValue,
+    /// The store's function, as error messages name it (`s3Store`).
+    store: &'static str,
+}
+
+impl Settings<'_> {
+    /// `object[name]`, undefined when absent.
+    #[inline(never)]
+    fn field(&self, name: &str) -> JsValue {
+        js_sys::Reflect::get(self.object, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    #[inline(never)]
+    fn text(&self, name: &str) -> Option<String> {
+        self.field(name).as_string()
+    }
+
+    #[inline(never)]
+    fn required(&self, name: &str) -> Result<String> {
+        self.text(name).ok_or_else(|| Error::invalid(format!("{} options.{name} is required", self.store)))
+    }
+
+    fn number(&self, name: &str) -> Option<f64> {
+        self.field(name).as_f64()
+    }
+
+    fn flag(&self, name: &str) -> Option<bool> {
+        self.field(name).as_bool()
+    }
+
+    fn function(&self, name: &str) -> Option<js_sys::Function> {
+        self.field(name).dyn_into::<js_sys::Function>().ok()
+    }
+
+    /// `store` with the options' `prefix` around it, as the package's handle.
+    fn prefixed(&self, store: Shared<dyn ObjectStore>) -> Result<Store> {
+        Ok(Store::new(Shared::new(PrefixStore::new(store, &self.text("prefix").unwrap_or_default())?)))
+    }
+}
+
 #[wasm_bindgen(js_name = s3Store)]
 pub fn s3_store(settings: &S3Settings) -> std::result::Result<Store, JsValue> {
+    let settings = Settings { object: settings, store: "s3Store" };
     let build = || -> Result<Store> {
-        let required = |name: &str| {
-            settings.string(name).ok_or_else(|| Error::invalid(format!("s3Store options.{name} is required")))
-        };
-        let endpoint = required("endpoint")?;
-        let bucket = required("bucket")?;
-        let access_key_id = required("accessKeyId")?;
-        let secret_access_key = required("secretAccessKey")?;
-        let region = settings.string("region");
-        let region = region.as_deref().unwrap_or(DEFAULT_REGION);
-        let mut config = S3Config::builder(&endpoint, &bucket, region, &access_key_id, &secret_access_key)
-            .session_token(settings.string("sessionToken"));
-        if settings.get("forcePathStyle").as_bool() == Some(false) {
+        let region = settings.text("region");
+        let mut config = S3Config::builder(
+            &settings.required("endpoint")?,
+            &settings.required("bucket")?,
+            region.as_deref().unwrap_or(DEFAULT_REGION),
+            &settings.required("accessKeyId")?,
+            &settings.required("secretAccessKey")?,
+        )
+        .session_token(settings.text("sessionToken"));
+        if settings.flag("forcePathStyle") == Some(false) {
             config = config.addressing(Addressing::VirtualHosted);
         }
-        if let Some(timeout) = settings.get("timeout").as_f64() {
+        if let Some(timeout) = settings.number("timeout") {
             config = config.timeout(timeout);
         }
-        let config = config.build()?;
-        let store = S3Store::with_transport(config, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
-        Ok(Store::new(Shared::new(PrefixStore::new(
-            Shared::new(store),
-            &settings.string("prefix").unwrap_or_default(),
-        )?)))
+        let store = S3Store::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
+        settings.prefixed(Shared::new(store))
     };
     build().map_err(to_js)
 }
@@ -252,86 +281,72 @@ extern "C" {
     pub type GcsSettings;
 }
 
-/// `object[name]`, undefined when absent.
-fn field(object: &JsValue, name: &str) -> JsValue {
-    js_sys::Reflect::get(object, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// A store with the options' `prefix` around it.
-fn prefixed(store: Shared<dyn ObjectStore>, settings: &JsValue) -> Result<Store> {
-    let prefix = field(settings, "prefix").as_string().unwrap_or_default();
-    Ok(Store::new(Shared::new(PrefixStore::new(store, &prefix)?)))
-}
-
 #[wasm_bindgen(js_name = azureStore)]
 pub fn azure_store(settings: &AzureSettings) -> std::result::Result<Store, JsValue> {
+    let settings = Settings { object: settings, store: "azureStore" };
     let build = || -> Result<Store> {
-        let string = |name: &str| field(settings, name).as_string();
-        let required =
-            |name: &str| string(name).ok_or_else(|| Error::invalid(format!("azureStore options.{name} is required")));
-        let mut config = AzureConfig::builder(&required("account")?, &required("container")?);
-        if let Some(endpoint) = string("endpoint") {
+        let mut config = AzureConfig::builder(&settings.required("account")?, &settings.required("container")?);
+        if let Some(endpoint) = settings.text("endpoint") {
             config = config.endpoint(endpoint);
         }
-        if let Some(key) = string("accountKey") {
+        if let Some(key) = settings.text("accountKey") {
             config = config.account_key(key);
         }
-        if let Some(sas) = string("sasToken") {
+        if let Some(sas) = settings.text("sasToken") {
             config = config.sas_token(sas);
         }
-        if let Some(timeout) = field(settings, "timeout").as_f64() {
+        if let Some(timeout) = settings.number("timeout") {
             config = config.timeout(timeout);
         }
         let store =
             AzureStore::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
-        prefixed(Shared::new(store), settings)
+        settings.prefixed(Shared::new(store))
     };
     build().map_err(to_js)
 }
 
 #[wasm_bindgen(js_name = gcsStore)]
 pub fn gcs_store(settings: &GcsSettings) -> std::result::Result<Store, JsValue> {
+    let settings = Settings { object: settings, store: "gcsStore" };
     let build = || -> Result<Store> {
-        let string = |name: &str| field(settings, name).as_string();
-        let bucket = string("bucket").ok_or_else(|| Error::invalid("gcsStore options.bucket is required"))?;
-        let mut config = GcsConfig::builder(&bucket);
-        if let Some(endpoint) = string("endpoint") {
+        let mut config = GcsConfig::builder(&settings.required("bucket")?);
+        if let Some(endpoint) = settings.text("endpoint") {
             config = config.endpoint(endpoint);
         }
-        let get_token = field(settings, "getAccessToken").dyn_into::<js_sys::Function>().ok();
-        let account = field(settings, "serviceAccount");
-        let given =
-            [string("accessToken").is_some(), get_token.is_some(), !account.is_undefined() && !account.is_null()];
-        if given.iter().filter(|g| **g).count() > 1 {
+        let token = settings.text("accessToken");
+        let get_token = settings.function("getAccessToken");
+        let account = settings.field("serviceAccount");
+        let account = (!account.is_undefined() && !account.is_null()).then_some(account);
+        if [token.is_some(), get_token.is_some(), account.is_some()].iter().filter(|given| **given).count() > 1 {
             return Err(Error::invalid("give gcsStore one of accessToken, getAccessToken and credentials"));
         }
-        if let Some(token) = string("accessToken") {
+        if let Some(token) = token {
             config = config.access_token(token);
         }
         if let Some(function) = get_token {
             config = config.token_source(Shared::new(JsTokenSource(function)));
         }
-        if given[2] {
-            let text = |name: &str| field(&account, name).as_string();
-            let sign = field(&account, "sign")
-                .dyn_into::<js_sys::Function>()
-                .map_err(|_| Error::invalid("gcsStore credentials could not be turned into a signer"))?;
+        if let Some(account) = &account {
+            let account = Settings { object: account, store: "gcsStore" };
+            let sign = account
+                .function("sign")
+                .ok_or_else(|| Error::invalid("gcsStore credentials could not be turned into a signer"))?;
             config = config.service_account(ServiceAccount {
-                client_email: text("clientEmail").unwrap_or_default(),
-                token_uri: text("tokenUri").unwrap_or_default(),
-                private_key_id: text("privateKeyId"),
+                client_email: account.text("clientEmail").unwrap_or_default(),
+                token_uri: account.text("tokenUri").unwrap_or_default(),
+                private_key_id: account.text("privateKeyId"),
                 signer: Shared::new(JsSigner(sign)),
             });
         }
-        if let Some(timeout) = field(settings, "timeout").as_f64() {
+        if let Some(timeout) = settings.number("timeout") {
             config = config.timeout(timeout);
         }
-        if let Some(honoured) = field(settings, "conditionalDelete").as_bool() {
+        if let Some(honoured) = settings.flag("conditionalDelete") {
             config = config.conditional_delete(honoured);
         }
         let store =
             GcsStore::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
-        prefixed(Shared::new(store), settings)
+        settings.prefixed(Shared::new(store))
     };
     build().map_err(to_js)
 }
