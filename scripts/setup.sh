@@ -19,6 +19,11 @@ step_rust() {
     log "adding the wasm32-unknown-unknown target"
     rustup target add wasm32-unknown-unknown
   fi
+  # The standard library's source: the npm package's wasm builds its std from it (scripts/build-pkg.sh).
+  if ! rustup component list --installed | grep -q '^rust-src'; then
+    log "adding the rust-src component"
+    rustup component add rust-src
+  fi
 }
 
 step_wasm() {
