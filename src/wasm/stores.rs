@@ -178,7 +178,8 @@ extern "C" {
 const DEFAULT_REGION: &str = "us-east-1";
 
 /// A store's options object as the JS layer checked it (names and types), read field by field:
-/// one reader for every store, so the wasm carries each lookup once.
+/// one reader for every store. Its lookups are kept out of line so the wasm carries each once,
+/// not once per option read.
 struct Settings<'a> {
     object: &'a JsValue,
     /// The store's function, as error messages name it (`s3Store`).
