@@ -37,43 +37,74 @@ impl std::fmt::Debug for MemoryStore {
     }
 }
 
-/// The objects in key order, in one sorted `Vec`: found by binary search, inserted and removed in
-/// place. A second `BTreeMap` instance (beside the JSON objects') would be about 2 KB of the npm
-/// package's wasm, gzipped; a new key moves the keys after it, which costs less than a
-/// microsecond per thousand keys, well within what a store kept in memory holds.
+/// Entries per run of [`Table`]: a new key moves at most this many entries (a few KB).
+const RUN: usize = 64;
+
+/// The objects in key order, as consecutive sorted runs of at most [`RUN`] entries: a key is
+/// found by two binary searches (its run, then its place in the run), inserted and removed in its
+/// run, which splits in two when full and goes when empty. A `BTreeMap` would do the same job, but
+/// a second instance of it (beside the JSON objects') is about 2 KB of the npm package's wasm,
+/// gzipped; one sorted `Vec` would be as small but move every later key on each new key.
 #[derive(Debug, Default)]
 struct Table {
-    entries: Vec<(String, StoredObject)>,
+    /// Never empty; each sorted, each one's keys before the next one's.
+    runs: Vec<Vec<(String, StoredObject)>>,
 }
 
 impl Table {
-    /// Where `key` is, or where it would go.
-    fn position(&self, key: &str) -> std::result::Result<usize, usize> {
-        self.entries.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    /// The run that holds `key` or would: the last one starting at or before it (else the first).
+    fn run_of(&self, key: &str) -> usize {
+        let after = self.runs.partition_point(|run| run.first().is_some_and(|(first, _)| first.as_str() <= key));
+        after.saturating_sub(1)
     }
 
     fn get(&self, key: &str) -> Option<&StoredObject> {
-        let at = self.position(key).ok()?;
-        self.entries.get(at).map(|(_, object)| object)
+        let run = self.runs.get(self.run_of(key))?;
+        let at = run.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()?;
+        run.get(at).map(|(_, object)| object)
     }
 
     fn insert(&mut self, key: &str, object: StoredObject) {
-        match self.position(key) {
-            Ok(at) => self.entries[at].1 = object,
-            Err(at) => self.entries.insert(at, (key.to_owned(), object)),
+        let r = self.run_of(key);
+        let Some(run) = self.runs.get_mut(r) else {
+            self.runs.push(vec![(key.to_owned(), object)]);
+            return;
+        };
+        match run.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+            Ok(at) => {
+                if let Some(entry) = run.get_mut(at) {
+                    entry.1 = object;
+                }
+            }
+            Err(at) => {
+                run.insert(at, (key.to_owned(), object));
+                if run.len() > RUN {
+                    let upper = run.split_off(RUN / 2);
+                    self.runs.insert(r + 1, upper);
+                }
+            }
         }
     }
 
     fn remove(&mut self, key: &str) {
-        if let Ok(at) = self.position(key) {
-            self.entries.remove(at);
+        let r = self.run_of(key);
+        let Some(run) = self.runs.get_mut(r) else { return };
+        if let Ok(at) = run.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+            run.remove(at);
+            if run.is_empty() {
+                self.runs.remove(r);
+            }
         }
     }
 
-    /// The entries from `key` on: those after it, or (`inclusive`) from it.
-    fn from(&self, key: &str, inclusive: bool) -> &[(String, StoredObject)] {
-        let at = self.entries.partition_point(|(k, _)| if inclusive { k.as_str() < key } else { k.as_str() <= key });
-        self.entries.get(at..).unwrap_or_default()
+    /// The entries from `key` on, in order: those after it, or (`inclusive`) from it.
+    fn from(&self, key: &str, inclusive: bool) -> impl Iterator<Item = &(String, StoredObject)> {
+        let r = self.run_of(key);
+        let first = self.runs.get(r).map_or(&[][..], |run| {
+            let at = run.partition_point(|(k, _)| if inclusive { k.as_str() < key } else { k.as_str() <= key });
+            run.get(at..).unwrap_or_default()
+        });
+        first.iter().chain(self.runs.get(r + 1..).unwrap_or_default().iter().flatten())
     }
 }
 
@@ -154,7 +185,6 @@ impl ObjectStore for MemoryStore {
             _ => objects.from(prefix, true),
         };
         let entries: Vec<Listed> = start
-            .iter()
             .take_while(|(k, _)| k.starts_with(prefix))
             .take(PAGE + 1)
             .map(|(key, o)| Listed {
@@ -189,7 +219,7 @@ mod tests {
                 put(&store, &format!("k{i}")).await;
             }
             put(&store, "k5").await;
-            assert_eq!(store.objects.lock().entries.len(), 10);
+            assert_eq!(store.objects.lock().runs.iter().map(Vec::len).sum::<usize>(), 10);
             for i in 0..4 {
                 store.delete(&format!("k{i}")).await.unwrap();
             }
@@ -212,6 +242,45 @@ mod tests {
             assert_eq!(after.entries.iter().map(|e| e.key.as_str()).collect::<Vec<_>>(), ["k8", "k9"]);
             let before_prefix = store.list_page("k8", Some("a"), None).await.unwrap();
             assert_eq!(before_prefix.entries.len(), 1);
+        });
+    }
+
+    #[test]
+    fn many_keys_split_and_merge_runs_and_keep_the_order_of_a_sorted_set() {
+        block_on(async {
+            let store = MemoryStore::new();
+            let mut model = std::collections::BTreeSet::new();
+            // 997 is prime, so i * 389 % 997 visits every key once, in scattered order.
+            for i in 0..997u32 {
+                let key = format!("k/{}", i * 389 % 997);
+                put(&store, &key).await;
+                model.insert(key);
+            }
+            assert!(store.objects.lock().runs.len() > 997 / RUN);
+            for i in (0..997u32).filter(|i| i % 3 != 0) {
+                let key = format!("k/{i}");
+                store.delete(&key).await.unwrap();
+                model.remove(&key);
+            }
+            assert!(store.objects.lock().runs.iter().all(|run| !run.is_empty() && run.len() <= RUN));
+            let expected: Vec<String> = model.iter().cloned().collect();
+            assert_eq!(keys(&store).await, expected);
+            for key in &expected {
+                assert!(store.get(key).await.unwrap().is_some(), "{key}");
+            }
+            assert!(store.get("k/1").await.unwrap().is_none());
+            // Every start point: what follows it in the model, a page at a time.
+            for after in ["", "k/", "k/5", "k/50", "k/999", "l"] {
+                let page = store.list_page("k/", Some(after), None).await.unwrap();
+                let want: Vec<&String> = model.iter().filter(|k| k.as_str() > after).collect();
+                let got: Vec<&String> = page.entries.iter().map(|e| &e.key).collect();
+                assert_eq!(got, want, "after {after:?}");
+            }
+            for key in &expected {
+                store.delete(key).await.unwrap();
+            }
+            assert!(store.objects.lock().runs.is_empty());
+            assert!(keys(&store).await.is_empty());
         });
     }
 }
