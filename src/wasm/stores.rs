@@ -240,7 +240,8 @@ pub fn s3_store(settings: &S3Settings) -> std::result::Result<Store, JsValue> {
         if let Some(timeout) = settings.number("timeout") {
             config = config.timeout(timeout);
         }
-        let store = S3Store::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
+        let store =
+            S3Store::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
         settings.prefixed(Shared::new(store))
     };
     build().map_err(to_js)
