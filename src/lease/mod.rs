@@ -394,6 +394,10 @@ impl<T> Lease<T> {
     fn end(&self, lost: Error) -> Error {
         if !self.period.ended.is_cancelled() {
             self.period.ended.cancel_with(lost.clone());
+            // No write follows the end, so the provenance the view kept for the next one (up to
+            // 32 tokens) goes: a handle kept after its period (a JS one until the garbage
+            // collector finalizes it) then holds little.
+            self.period.view.lock().meta = WriteMeta::default();
             match &lost {
                 Error::LeaseLost { reason: LostReason::Released, .. } => self.transition(LeaseAction::Released, None),
                 Error::LeaseLost { reason, .. } => self.transition(LeaseAction::Lost, Some(*reason)),

@@ -192,6 +192,28 @@ fn keep_alive_ends_on_release_and_on_a_steal() {
 }
 
 #[test]
+fn a_period_that_ends_drops_the_provenance_kept_for_the_next_write() {
+    let mut sim = Sim::new();
+    let db = sim.db();
+    // Two renewals give the kept provenance a history; the release ends the period.
+    let lease = sim.acquire(&db, "job", 30.0).unwrap();
+    let l = lease.clone();
+    sim.block(async move {
+        l.renew().await?;
+        l.renew().await
+    })
+    .unwrap();
+    assert!(!lease.period.view.lock().meta.history.is_empty());
+    let l = lease.clone();
+    sim.block(async move { l.release().await }).unwrap();
+    assert_eq!(lease.period.view.lock().meta, WriteMeta::default());
+    // What the handle shows stays; a later write is refused without a request.
+    assert!(lease.is_released());
+    let l = lease.clone();
+    assert!(is_lost(&sim.block(async move { l.renew().await })));
+}
+
+#[test]
 fn a_stop_during_a_renewal_settles_it() {
     let mut sim = Sim::new();
     let lease = sim.acquire(&sim.db(), "job", 3.0).unwrap();
