@@ -53,7 +53,9 @@ unsafe impl talc::source::Source for Geometric {
         unsafe {
             if let Some(end) = talc.source.end.take() {
                 if end.as_ptr() == base {
-                    talc.source.end = Some(talc.extend(end, base.add(size)));
+                    // Saturating, as Talc's own sources do: the last page ends at 4 GiB.
+                    let new_end = (base as usize).saturating_add(size) as *mut u8;
+                    talc.source.end = Some(talc.extend(end, new_end));
                     return Ok(());
                 }
             }
