@@ -97,7 +97,7 @@
 //
 //   base        errors, numbers as text, futures, the cancel seam
 //   time        timestamps and the `Clock` seam (pure: it never reads the host)
-//   host        the host's clock and timers, randomness, float parsing, JS host calls (wasm)
+//   host        the host's clock and timers, randomness, float parsing, JS host calls (wasm), tokio (native I/O)
 //   codec       canonical JSON, tokens, hex/base64, key rules
 //   store       the `ObjectStore` trait, its decorators (prefix, counting, fault) and backends
 //               (memory, s3, azure, gcs, r2), which never import each other, only the HTTP kit

@@ -51,7 +51,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use ::object_store::path::Path;
 use ::object_store::{
@@ -59,13 +59,13 @@ use ::object_store::{
 };
 use async_trait::async_trait;
 use futures_util::StreamExt;
-use tokio::runtime::{Handle, Runtime};
 
 use super::{
     FailureKind, ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject,
     WriteMeta, malformed_listing, normalize_etag,
 };
 use crate::base::error::quoted;
+use crate::host::tokio::NoAnswer;
 use crate::time::Timestamp;
 
 /// Keys per listing page, as S3 returns them.
@@ -385,41 +385,11 @@ fn capped(error: &dyn std::fmt::Display) -> String {
     }
 }
 
-/// Run `call` as a task on the caller's tokio runtime, else on the adapter's own. Dropping the
-/// returned future (a timeout, a cancel) aborts the task, and the request with it.
+/// Run `call` on tokio (the caller's runtime, else fencepost's own); dropping the returned
+/// future (a timeout, a cancel) aborts it.
 async fn on_tokio<T: Send + 'static>(call: impl Future<Output = T> + Send + 'static) -> StoreResult<T> {
-    let handle = match Handle::try_current() {
-        Ok(handle) => handle,
-        Err(_) => background()?.clone(),
-    };
-    let task = handle.spawn(call);
-    let _abort = AbortOnDrop(task.abort_handle());
-    task.await.map_err(|e| StoreError::transport(format!("the object_store call ended without an answer: {e}")))
-}
-
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        // A no-op once the task has finished.
-        self.0.abort();
-    }
-}
-
-/// The runtime calls run on when the caller has none: started on first use, kept for the life of
-/// the process.
-fn background() -> StoreResult<&'static Handle> {
-    static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .thread_name("fencepost-object-store")
-                .enable_all()
-                .build()
-                .map_err(|e| format!("could not start the object_store runtime: {e}"))
-        })
-        .as_ref()
-        .map(Runtime::handle)
-        .map_err(|e| StoreError::new(FailureKind::Fatal, None, None, e.clone()))
+    crate::host::tokio::on_tokio(call).await.map_err(|e| match e {
+        NoAnswer::NoRuntime(why) => StoreError::new(FailureKind::Fatal, None, None, why),
+        NoAnswer::Ended(why) => StoreError::transport(format!("the object_store call ended without an answer: {why}")),
+    })
 }

@@ -1,8 +1,7 @@
 //! The native transport (feature `reqwest`): the S3 store over reqwest, with rustls for HTTPS.
 //!
 //! reqwest's connections need a tokio runtime, but fencepost's futures do not: each request runs
-//! as a task on the tokio runtime of the caller when there is one (`Handle::try_current`), and
-//! otherwise on a small background runtime that fencepost starts once (one worker thread). So the
+//! as a task on the caller's tokio runtime, or on fencepost's own (`crate::host::tokio`). So the
 //! S3 store works the same under `#[tokio::main]`, a current-thread runtime, a `LocalSet`, or
 //! plain `futures::executor::block_on`.
 //!
@@ -10,14 +9,11 @@
 //! every send against its clock, and when the timeout wins the send is dropped, which aborts the
 //! task and with it the connection (the outcome of a write is then resolved by reading back).
 
-use std::sync::OnceLock;
-
 use async_trait::async_trait;
-use tokio::runtime::{Handle, Runtime};
-use tokio::task::AbortHandle;
 
 use super::{HttpRequest, HttpResponse, HttpTransport, TransportError};
 use crate::base::error::{Error, Result, StorageFailure};
+use crate::host::tokio::{NoAnswer, on_tokio};
 
 /// [`HttpTransport`] over a [`reqwest::Client`]. Clones share the client and its connection pool.
 ///
@@ -65,45 +61,13 @@ impl ReqwestTransport {
 #[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl HttpTransport for ReqwestTransport {
     async fn send(&self, request: HttpRequest) -> std::result::Result<HttpResponse, TransportError> {
-        let handle = match Handle::try_current() {
-            Ok(handle) => handle,
-            Err(_) => background()?.clone(),
-        };
-        let task = handle.spawn(exchange(self.client.clone(), request));
         // Dropped before the answer (the store's timeout, a cancel): the request is aborted.
-        let _abort = AbortOnDrop(task.abort_handle());
-        match task.await {
+        match on_tokio(exchange(self.client.clone(), request)).await {
             Ok(answer) => answer,
-            Err(e) => Err(format!("the request task ended without an answer: {e}").into()),
+            Err(NoAnswer::NoRuntime(why)) => Err(why.into()),
+            Err(NoAnswer::Ended(why)) => Err(format!("the request task ended without an answer: {why}").into()),
         }
     }
-}
-
-struct AbortOnDrop(AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        // A no-op once the task has finished.
-        self.0.abort();
-    }
-}
-
-/// The runtime requests run on when the caller has none: started on first use, kept for the
-/// life of the process.
-fn background() -> std::result::Result<&'static Handle, String> {
-    static RUNTIME: OnceLock<std::result::Result<Runtime, String>> = OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .thread_name("fencepost-http")
-                .enable_all()
-                .build()
-                .map_err(|e| format!("could not start the HTTP runtime: {e}"))
-        })
-        .as_ref()
-        .map(Runtime::handle)
-        .map_err(Clone::clone)
 }
 
 /// One request and its whole answer. `Err` only when there is no HTTP response at all.
