@@ -51,6 +51,11 @@ struct Table {
     runs: Vec<Vec<(String, StoredObject)>>,
 }
 
+/// Where `key` is in `run`, or where it would go.
+fn find(run: &[(String, StoredObject)], key: &str) -> std::result::Result<usize, usize> {
+    run.binary_search_by(|(k, _)| k.as_str().cmp(key))
+}
+
 impl Table {
     /// The run that holds `key` or would: the last one starting at or before it (else the first).
     fn run_of(&self, key: &str) -> usize {
@@ -60,7 +65,7 @@ impl Table {
 
     fn get(&self, key: &str) -> Option<&StoredObject> {
         let run = self.runs.get(self.run_of(key))?;
-        let at = run.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()?;
+        let at = find(run, key).ok()?;
         run.get(at).map(|(_, object)| object)
     }
 
@@ -70,7 +75,7 @@ impl Table {
             self.runs.push(vec![(key.to_owned(), object)]);
             return;
         };
-        match run.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+        match find(run, key) {
             Ok(at) => {
                 if let Some(entry) = run.get_mut(at) {
                     entry.1 = object;
@@ -89,7 +94,7 @@ impl Table {
     fn remove(&mut self, key: &str) {
         let r = self.run_of(key);
         let Some(run) = self.runs.get_mut(r) else { return };
-        if let Ok(at) = run.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+        if let Ok(at) = find(run, key) {
             run.remove(at);
             if run.is_empty() {
                 self.runs.remove(r);

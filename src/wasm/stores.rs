@@ -217,8 +217,13 @@ impl Settings<'_> {
 
     /// `store` with the options' `prefix` around it, as the package's handle.
     fn prefixed(&self, store: Shared<dyn ObjectStore>) -> Result<Store> {
-        Ok(Store::new(Shared::new(PrefixStore::new(store, &self.text("prefix").unwrap_or_default())?)))
+        prefixed(store, &self.text("prefix").unwrap_or_default())
     }
+}
+
+/// `store` under `prefix`, as the package's handle.
+fn prefixed(store: Shared<dyn ObjectStore>, prefix: &str) -> Result<Store> {
+    Ok(Store::new(Shared::new(PrefixStore::new(store, prefix)?)))
 }
 
 #[wasm_bindgen(js_name = s3Store)]
@@ -394,10 +399,7 @@ impl Rs256Signer for JsSigner {
 
 #[wasm_bindgen(js_name = r2Store)]
 pub fn r2_store(bucket: JsValue, prefix: Option<String>) -> std::result::Result<Store, JsValue> {
-    let build = || -> Result<Store> {
-        let store = R2Store::from_js(bucket)?;
-        Ok(Store::new(Shared::new(PrefixStore::new(Shared::new(store), &prefix.unwrap_or_default())?)))
-    };
+    let build = || -> Result<Store> { prefixed(Shared::new(R2Store::from_js(bucket)?), &prefix.unwrap_or_default()) };
     build().map_err(to_js)
 }
 
