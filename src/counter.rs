@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::base::error::{Error, Result};
 use crate::base::future::{BoxFuture, join_all};
-use crate::doc::{self, Seen};
+use crate::doc;
 use crate::host::random::random_unit;
 use crate::objects::Objects;
 use crate::objects::events::Call;
@@ -29,8 +29,8 @@ const MAX_SAFE: i64 = (1 << 53) - 1;
 pub struct Counter {
     objects: Objects,
     key: String,
-    /// Each shard's key and the version its handle last saw.
-    shards: Vec<(String, Seen)>,
+    /// Each shard's key (its last version is remembered by the `Fencepost`, as a doc's is).
+    shards: Vec<String>,
 }
 
 impl Counter {
@@ -41,7 +41,7 @@ impl Counter {
         let shards = (0..shards)
             .map(|i| {
                 let shard = format!("{key}/{i}");
-                objects.check_key(&shard).map(|()| (shard, Seen::default()))
+                objects.check_key(&shard).map(|()| shard)
             })
             .collect::<Result<_>>()?;
         Ok(Counter { objects: objects.clone(), key: key.to_owned(), shards })
@@ -70,7 +70,7 @@ impl Counter {
             return Err(Error::invalid("a counter adds integers of at most 2^53 - 1"));
         }
         let pick = ((random_unit() * self.shards.len() as f64) as usize).min(self.shards.len() - 1);
-        let (shard, seen) = &self.shards[pick];
+        let shard = &self.shards[pick];
         let mut add = transition(|v: Value| {
             let sum = count(shard, &v)? + n;
             if sum.abs() > MAX_SAFE {
@@ -78,7 +78,7 @@ impl Counter {
             }
             Ok(Value::from(sum))
         });
-        doc::update(objects, shard, seen, &mut *add, Some(Value::from(0)), ADD_ATTEMPTS).await.map(drop)
+        doc::update(objects, shard, &mut *add, Some(Value::from(0)), ADD_ATTEMPTS).await.map(drop)
     }
 
     /// The sum of every shard (absent shards count 0). Requests: one read per shard, together.
@@ -92,9 +92,9 @@ impl Counter {
         let reads: Vec<BoxFuture<'_, Result<i64>>> = self
             .shards
             .iter()
-            .map(|(shard, seen)| -> BoxFuture<'_, Result<i64>> {
+            .map(|shard| -> BoxFuture<'_, Result<i64>> {
                 Box::pin(async move {
-                    match doc::read(objects, shard, seen).await? {
+                    match doc::read(objects, shard).await? {
                         Some(got) => count(shard, &got.value),
                         None => Ok(0),
                     }

@@ -2,7 +2,6 @@
 //! it last read or wrote, so an update by a writer nobody raced costs one request: a PUT guarded by
 //! that version's etag (a refused guard reads and retries as before).
 
-use crate::base::sync::Shared;
 use std::future::Future;
 use std::marker::PhantomData;
 
@@ -11,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::base::mutation::{self, Mutation};
-use crate::base::sync::{Lock, MaybeSend};
+use crate::base::sync::MaybeSend;
 
 use crate::base::error::{Error, Result};
 use crate::codec::json::{self, checked};
@@ -19,7 +18,7 @@ use crate::objects::Objects;
 use crate::objects::Written;
 use crate::objects::events::Call;
 use crate::objects::transition::Transition;
-use crate::store::WriteMeta;
+use crate::objects::versions::Version;
 
 /// See [`Doc::DEFAULT_MAX_ATTEMPTS`].
 pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 10;
@@ -79,13 +78,12 @@ impl<T> Default for UpdateOptions<T> {
 pub struct Doc<T = Value> {
     objects: Objects,
     key: String,
-    seen: Seen,
     value: PhantomData<fn() -> T>,
 }
 
 impl<T> Clone for Doc<T> {
     fn clone(&self) -> Self {
-        Doc { objects: self.objects.clone(), key: self.key.clone(), seen: self.seen.clone(), value: PhantomData }
+        Doc { objects: self.objects.clone(), key: self.key.clone(), value: PhantomData }
     }
 }
 
@@ -95,27 +93,17 @@ impl<T> std::fmt::Debug for Doc<T> {
     }
 }
 
-/// What a handle last read or wrote: the value, its etag and provenance. Empty until then, and
-/// after a write whose etag is unknown (replaced since) or a failure.
-pub(crate) type Seen = Shared<Lock<Option<Version>>>;
-
-/// A version of the document as a handle saw it.
-pub(crate) struct Version {
-    value: Value,
-    etag: String,
-    meta: WriteMeta,
-}
-
 impl<T> Doc<T> {
     /// A handle on `key` (checked here; no request): see `Fencepost::doc`.
     pub(crate) fn new(objects: &Objects, key: &str) -> Result<Doc<T>> {
         objects.check_key(key)?;
-        Ok(Doc { objects: objects.clone(), key: key.to_owned(), seen: Seen::default(), value: PhantomData })
+        Ok(Doc { objects: objects.clone(), key: key.to_owned(), value: PhantomData })
     }
 
-    /// Forget the version this handle remembers: the next update reads first.
+    /// Forget the version remembered of this key (by this `Fencepost`, for every handle on the
+    /// key): the next update reads first.
     pub fn forget(&self) {
-        self.seen.replace(None);
+        self.objects.versions().forget(&self.key);
     }
 
     /// The attempts an update is given unless told otherwise (what the JS API defaults to).
@@ -145,14 +133,14 @@ impl<T> Doc<T> {
         max_attempts: u32,
     ) -> Result<Value> {
         let (objects, call) = self.objects.call("doc.update");
-        let updated = update(&objects, &self.key, &self.seen, f, create, max_attempts).await;
+        let updated = update(&objects, &self.key, f, create, max_attempts).await;
         Call::end(call, &self.objects, &self.key, updated)
     }
 
     /// [`Doc::get`] as JSON, the form the bindings call.
     pub(crate) async fn get_value(&self) -> Result<Option<DocValue>> {
         let (objects, call) = self.objects.call("doc.get");
-        Call::end(call, &self.objects, &self.key, read(&objects, &self.key, &self.seen).await)
+        Call::end(call, &self.objects, &self.key, read(&objects, &self.key).await)
     }
 }
 
@@ -209,25 +197,26 @@ impl<T: Serialize + DeserializeOwned + MaybeSend + 'static> Doc<T> {
     }
 }
 
-pub(crate) async fn read(objects: &Objects, key: &str, seen: &Seen) -> Result<Option<DocValue>> {
-    seen.replace(None);
+pub(crate) async fn read(objects: &Objects, key: &str) -> Result<Option<DocValue>> {
+    objects.versions().forget(key);
     let Some(obj) = objects.read(key).await? else { return Ok(None) };
     let value = json::parse(&obj.body).map_err(|m| Error::corrupt(key, m))?;
-    seen.replace(Some(Version { value: value.clone(), etag: obj.etag.clone(), meta: obj.meta }));
+    let size = obj.body.len();
+    objects.versions().put(key, Version { value: value.clone(), etag: obj.etag.clone(), meta: obj.meta, size });
     Ok(Some(DocValue { value, etag: obj.etag }))
 }
 
-/// Remember a version this handle wrote (unless its etag is unknown: then read first next time).
-fn remember(seen: &Seen, written: Written, value: &Value) {
-    let version = written.etag.map(|etag| Version { value: value.clone(), etag, meta: written.meta });
-    seen.replace(version);
+/// Remember a version written (unless its etag is unknown: then read first next time).
+fn remember(objects: &Objects, key: &str, written: Written, value: &Value, size: usize) {
+    if let Some(etag) = written.etag {
+        objects.versions().put(key, Version { value: value.clone(), etag, meta: written.meta, size });
+    }
 }
 
 /// The update loop of [`Doc::update`] (and of the counter's shards).
 pub(crate) async fn update(
     objects: &Objects,
     key: &str,
-    seen: &Seen,
     f: &mut Transition<'_>,
     create: Option<Value>,
     max_attempts: u32,
@@ -238,7 +227,7 @@ pub(crate) async fn update(
     let create = create.map(checked).transpose()?;
     // From the version this handle last saw: one guarded PUT when nobody else wrote since.
     // (Taken, so a failure leaves nothing stale behind.)
-    if let Some(last) = seen.take() {
+    if let Some(last) = objects.versions().take(key) {
         let next = checked(f(last.value).await?)?;
         let body = json::to_canonical(&next);
         let written = if mutation::on(Mutation::TrustRememberedVersion) {
@@ -247,30 +236,32 @@ pub(crate) async fn update(
             objects.replace(key, &body, &last.etag, &last.meta).await?
         };
         if let Some(written) = written {
-            remember(seen, written, &next);
+            remember(objects, key, written, &next, body.len());
             return Ok(next);
         }
     }
     for _ in 0..max_attempts {
         let current = objects.read(key).await?;
-        let (next, written) = match current {
+        let (next, body, written) = match current {
             Some(obj) => {
                 let value = json::parse(&obj.body).map_err(|m| Error::corrupt(key, m))?;
                 let next = checked(f(value).await?)?;
-                let written = objects.replace(key, &json::to_canonical(&next), &obj.etag, &obj.meta).await?;
-                (next, written)
+                let body = json::to_canonical(&next);
+                let written = objects.replace(key, &body, &obj.etag, &obj.meta).await?;
+                (next, body, written)
             }
             None => {
                 let Some(initial) = create.clone() else {
                     return Err(Error::NotFound { key: key.to_owned() });
                 };
                 let next = checked(f(initial).await?)?;
-                let written = objects.create(key, &json::to_canonical(&next)).await?;
-                (next, written)
+                let body = json::to_canonical(&next);
+                let written = objects.create(key, &body).await?;
+                (next, body, written)
             }
         };
         if let Some(written) = written {
-            remember(seen, written, &next);
+            remember(objects, key, written, &next, body.len());
             return Ok(next);
         }
     }

@@ -77,17 +77,6 @@ impl<T> Lock<T> {
     pub(crate) fn lock(&self) -> std::cell::RefMut<'_, T> {
         self.inner.borrow_mut()
     }
-
-    pub(crate) fn replace(&self, value: T) -> T {
-        std::mem::replace(&mut *self.lock(), value)
-    }
-
-    pub(crate) fn take(&self) -> T
-    where
-        T: Default,
-    {
-        std::mem::take(&mut *self.lock())
-    }
 }
 
 /// A shared `Copy` value: a `Mutex` natively, a `Cell` in wasm32.

@@ -19,6 +19,7 @@ pub(crate) mod acquire;
 pub(crate) mod break_lease;
 mod document;
 mod keep_alive;
+mod snapshot;
 pub(crate) mod with_lease;
 
 use crate::base::sync::Shared;

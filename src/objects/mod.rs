@@ -6,6 +6,7 @@ pub(crate) mod events;
 mod resolve;
 pub(crate) mod retry;
 pub(crate) mod transition;
+pub(crate) mod versions;
 mod write;
 
 use crate::base::mutation::{self, Mutation};
@@ -125,12 +126,15 @@ pub struct Objects {
     store_offset: Option<Shared<SyncCell<i64>>>,
     /// Who hears about requests, calls and lease transitions ([`events`]).
     observer: Observer,
+    /// The last version seen of each doc key, shared by every handle of this `Fencepost`.
+    versions: Shared<versions::Versions>,
 }
 
 impl Objects {
     pub fn new(store: Shared<dyn ObjectStore>, clock: Shared<dyn Clock>, retry: RetryPolicy) -> Result<Self> {
         retry.validate()?;
-        Ok(Objects { store, clock, retry, cancel: None, store_offset: None, observer: Observer::default() })
+        let versions = Shared::default();
+        Ok(Objects { store, clock, retry, cancel: None, store_offset: None, observer: Observer::default(), versions })
     }
 
     /// Report every request, call and lease transition made through this handle (and the handles
@@ -159,6 +163,11 @@ impl Objects {
     pub(crate) fn detached(&self) -> Objects {
         let observer = Observer { on_event: self.observer.on_event.clone(), call_requests: None };
         Objects { cancel: None, observer, ..self.clone() }
+    }
+
+    /// The last versions of doc keys this `Fencepost` saw (bounded: [`versions`]).
+    pub(crate) fn versions(&self) -> &versions::Versions {
+        &self.versions
     }
 
     pub fn cancel(&self) -> Option<&Cancel> {
