@@ -1,26 +1,130 @@
-// The one way the classes above reach the wasm core: core objects made on first use (`Lazy`), core
-// calls whose failures become typed errors in the caller's own stack (`run`, `attempt`), the
-// package-private symbols that reach a handle's core object, and how handles show in inspectors.
+// The one way the classes above reach the wasm core: `call(op, target, args, callbacks, signal)`.
+// `target` is the handle's recipe — plain data (ids, settings, options) — never a wasm object;
+// `args` are the call's named arguments, sent as JSON text; replies come back as JSON text (with
+// bytes or a failure record beside it when needed). Failures become typed errors in the caller's
+// own stack (`run`, `attempt`).
 //
-// Handles never expose wasm objects: memory is reclaimed by the garbage collector (no `free()`), and
-// a handle whose period is over rejects with a typed error, never a null-pointer message.
+// No handle owns wasm memory (the memory rule, docs/api.md): what the core keeps between calls is
+// bounded or freed at a known moment, so a program that drops its handles without a garbage
+// collection ever running keeps a flat wasm memory.
 
 import { core, initWasm, isReady } from "./runtime.js";
 import { fromFailure } from "./errors.js";
 
-export { core, isReady };
+export { isReady };
 
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
 const DENO_INSPECT = Symbol.for("Deno.customInspect");
 /** `Symbol.asyncDispose`, or the name TypeScript's `await using` falls back to where there is none. @type {typeof Symbol.asyncDispose} */
 export const ASYNC_DISPOSE = /** @type {typeof Symbol.asyncDispose} */ (Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose"));
-/** Package-private access to a handle's core object (not exported by the package's entries). */
-export const CORE = Symbol("fencepost.core");
-/** Package-private brand of `fencepost/testing`'s manual clocks (other handles have a CORE too). */
+/** Package-private access to a handle's recipe (not exported by the package's entries). */
+export const RECIPE = Symbol("fencepost.recipe");
+/** Package-private brand of `fencepost/testing`'s manual clocks. */
 export const MANUAL_CLOCK = Symbol("fencepost.manualClock");
 
+let lastId = 0;
+/** A fresh id for a handle's recipe (the core's tables are keyed by it). */
+export function nextId() {
+  return ++lastId;
+}
+
 /**
- * A synchronous core call, its failure record thrown as the typed error.
+ * Handles whose recipe names state the core holds for them (a memory store's objects, a manual
+ * clock's time): when the runtime collects the handle, the core forgets the state. Only these
+ * hold anything, and it is the user's own data, as a `Map` of theirs would be; every other handle
+ * is plain data.
+ */
+const forget = typeof FinalizationRegistry === "function"
+  ? new FinalizationRegistry((/** @type {number} */ id) => {
+    if (isReady()) core.call("drop", undefined, JSON.stringify({ id }), undefined, undefined);
+  })
+  : undefined;
+
+/** Forget `id`'s state in the core once `handle` is collected. @param {object} handle @param {number} id */
+export function holdsState(handle, id) {
+  forget?.register(handle, id);
+}
+
+/**
+ * The JSON text of a call's named arguments: `args` (plain values) and `raw` (JSON text already
+ * checked by `toJson`: a user's value), absent ones left out.
+ * @param {Record<string, unknown>} args @param {Record<string, string | undefined>} [raw]
+ */
+function encode(args, raw) {
+  const head = JSON.stringify(args);
+  if (raw === undefined) return head;
+  let out = head.slice(0, -1);
+  let comma = head.length > 2;
+  for (const name in raw) {
+    const text = raw[name];
+    if (text === undefined) continue;
+    out += `${comma ? "," : ""}${JSON.stringify(name)}:${text}`;
+    comma = true;
+  }
+  return out + "}";
+}
+
+/**
+ * @typedef {{json: any, bytes?: Uint8Array, ended?: unknown, failure?: unknown}} Reply
+ * @typedef {{args?: Record<string, unknown>, raw?: Record<string, string | undefined>,
+ *   callbacks?: {fn?: Function, stateFn?: Function, data?: Uint8Array}, signal?: AbortSignal | null}} Call
+ */
+
+/** A reply from the core: JSON text alone, or `{json, bytes?, ended?, failure?}`. @returns {Reply} */
+function decode(/** @type {any} */ r) {
+  if (typeof r === "string") return { json: JSON.parse(r) };
+  r.json = JSON.parse(r.json);
+  return r;
+}
+
+/**
+ * Run one core call for an API method: wait for the wasm if needed, and turn the core's failure
+ * records into typed errors here — in the async chain of the caller, so their stack shows the
+ * caller's own frame. (`signal`s are passed through to the core, which stops waits and retries
+ * and settles a write in flight before it rejects.)
+ * @param {string} op @param {unknown} target @param {Call} [c]
+ * @returns {Promise<Reply>}
+ */
+export async function run(op, target, c = {}) {
+  if (!isReady()) await initWasm();
+  try {
+    return decode(await core.call(op, target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined));
+  } catch (e) {
+    throw fromFailure(e);
+  }
+}
+
+/**
+ * A core call that answers at once (settings checks, counts, a manual clock), its failure record
+ * thrown as the typed error.
+ * @param {string} op @param {unknown} target @param {Call} [c] @returns {Reply}
+ */
+export function runSync(op, target, c = {}) {
+  try {
+    return decode(core.call(op, target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined));
+  } catch (e) {
+    throw fromFailure(e);
+  }
+}
+
+/**
+ * A core call that starts at once and settles later (keep-alive): the Promise of its reply.
+ * @param {string} op @param {unknown} target @param {Call} c @returns {Promise<Reply>}
+ */
+export function start(op, target, c) {
+  let started;
+  try {
+    started = core.call(op, target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined);
+  } catch (e) {
+    throw fromFailure(e);
+  }
+  return Promise.resolve(started).then(decode, (e) => {
+    throw fromFailure(e);
+  });
+}
+
+/**
+ * A synchronous call, its failure record thrown as the typed error.
  * @template T @param {() => T} call @returns {T}
  */
 export function attempt(call) {
@@ -31,47 +135,9 @@ export function attempt(call) {
   }
 }
 
-/**
- * A core object made on first use: at once where the wasm is already instantiated (so bad settings
- * throw from the constructor), on the first call otherwise (the browser entry loads the wasm then).
- * @template T
- */
-export class Lazy {
-  /** @param {() => T} make */
-  constructor(make) {
-    /** @type {(() => T) | null} */
-    this.make = make;
-    /** @type {T | undefined} */
-    this.value = undefined;
-    if (isReady()) this.get();
-  }
-
-  /** @returns {T} */
-  get() {
-    if (this.make) {
-      this.value = attempt(this.make);
-      this.make = null;
-    }
-    return /** @type {T} */ (this.value);
-  }
-}
-
-/**
- * Run one core call for an API method: wait for the wasm if needed, and turn the core's failure
- * records into typed errors here — in the async chain of the caller, so their stack shows the
- * caller's own frame. (`signal`s are passed through to the core, which stops waits and retries
- * and settles a write in flight before it rejects.)
- * @template T
- * @param {() => Promise<T> | T} call
- * @returns {Promise<T>}
- */
-export async function run(call) {
-  if (!isReady()) await initWasm();
-  try {
-    return await call();
-  } catch (e) {
-    throw fromFailure(e);
-  }
+/** Entries in the core's tables (the memory benchmark reports them). @returns {{fenceposts: number, held: number, live: number}} */
+export function tableSizes() {
+  return runSync("tables", undefined).json;
 }
 
 /**

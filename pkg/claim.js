@@ -6,13 +6,12 @@ import { run } from "./binding.js";
 
 /**
  * `{won, key, value, etag}`.
- * @param {import("./binding.js").Lazy<import("./fencepost.js").Fencepost>} db
- * @param {string} key @param {unknown} value @param {any} opts
+ * @param {import("./db.js").Recipe} db @param {string} key @param {unknown} value @param {any} opts
+ * @returns {Promise<{won: boolean, key: string, value: any, etag: string}>}
  */
 export async function claim(db, key, value, opts) {
   string(key, "key");
   const { signal } = options(opts, SIGNAL_ONLY, "claim options");
-  const json = toJson(value, "value");
-  const [won, k, winner, etag] = await run(() => db.get().claim(key, json, signal));
-  return { won, key: k, value: JSON.parse(winner), etag };
+  const raw = { value: toJson(value, "value") };
+  return (await run("claim", db, { args: { key }, raw, signal })).json;
 }

@@ -3,42 +3,43 @@
 
 import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, options, string } from "./options.js";
-import { Lazy, run } from "./binding.js";
+import { run } from "./binding.js";
 
 /**
- * `db.counter(key, {shards})`: the handle (its core counter made on first use).
- * @param {Lazy<import("./fencepost.js").Fencepost>} db @param {string} key @param {any} opts
+ * `db.counter(key, {shards})`: the handle (plain data: no request, nothing held).
+ * @param {import("./db.js").Recipe} db @param {string} key @param {any} opts
  */
 export function openCounter(db, key, opts) {
   string(key, "key");
   const { shards } = options(opts, { shards: "number" }, "counter options");
-  return new Counter(key, () => db.get().counter(key, shards ?? undefined));
+  return new Counter(db, key, shards ?? undefined);
 }
 
 /** A counter sharded over docs: `add` touches one shard, `value` reads them all. */
 export class Counter {
-  /** @type {Lazy<import("./fencepost.js").Counter>} */
-  #core;
+  #db;
+  #shards;
 
   /** @internal */
-  constructor(/** @type {string} */ key, /** @type {() => import("./fencepost.js").Counter} */ make) {
-    if (make === undefined) throw new InvalidArgument("a Counter is made by db.counter(key)");
+  constructor(/** @type {import("./db.js").Recipe} */ db, /** @type {string} */ key, /** @type {number | undefined} */ shards) {
+    if (key === undefined) throw new InvalidArgument("a Counter is made by db.counter(key)");
+    this.#db = db;
     /** @readonly */
     this.key = key;
-    this.#core = new Lazy(make);
+    this.#shards = shards;
   }
 
   /** Add `n` (default 1; a whole number, negative to subtract) to one shard chosen at random. */
   async add(/** @type {number} */ n = 1, /** @type {any} */ opts) {
     if (typeof n !== "number") throw new InvalidArgument(`counter.add's n must be a number, got ${typeof n}`);
     const { signal } = options(opts, SIGNAL_ONLY, "add options");
-    await run(() => this.#core.get().add(n, signal));
+    await run("counter.add", this.#db, { args: { key: this.key, shards: this.#shards, n }, signal });
   }
 
   /** The sum of every shard (one read each, together). */
   async value(/** @type {any} */ opts) {
     const { signal } = options(opts, SIGNAL_ONLY, "value options");
-    return /** @type {number} */ (await run(() => this.#core.get().value(signal)));
+    return /** @type {number} */ ((await run("counter.value", this.#db, { args: { key: this.key, shards: this.#shards }, signal })).json);
   }
 }
 pinNames({ Counter });

@@ -1,11 +1,12 @@
 // The `Fencepost` class: the whole API on one store, each method handing over to the module that
 // does it (claim.js, lease.js, doc.js, inspect.js, objects.js). Its own work is its options: retries, the
-// clock and the event listener, given to the core once.
+// clock and the event listener, kept as its recipe (plain data the core builds its `Fencepost`
+// from, and keeps built in a bounded table).
 
 import { InvalidArgument, pinNames } from "./errors.js";
 import { options } from "./options.js";
 import { listener } from "./events.js";
-import { CORE, Lazy, MANUAL_CLOCK, core } from "./binding.js";
+import { MANUAL_CLOCK, RECIPE, isReady, nextId, runSync } from "./binding.js";
 import { toStore } from "./stores.js";
 import { claim } from "./claim.js";
 import { acquire, attach, breakLease, cooperativeWrite, withLease } from "./lease.js";
@@ -19,8 +20,8 @@ const RETRY_OPTIONS = /** @type {const} */ ({ maxAttempts: "number", baseDelay: 
 
 /** `new Fencepost(store, options?)`: claim, lease, doc and objects on one store. */
 export class Fencepost {
-  /** @type {Lazy<import("./fencepost.js").Fencepost>} */
-  #core;
+  /** What the core builds this `Fencepost` from. @type {Recipe} */
+  #recipe;
   /** @type {Objects | undefined} */
   #objects;
 
@@ -35,68 +36,77 @@ export class Fencepost {
     const storeClock = o.clock === "store";
     /** The store this instance talks to. @type {import("./stores.js").Store} */
     this.store = toStore(store);
-    const st = this.store;
     const onEvent = o.onEvent ? listener(/** @type {any} */ (o.onEvent)) : undefined;
-    this.#core = new Lazy(() => new core.Fencepost(st[CORE](), o.now, r.maxAttempts, r.baseDelay, r.maxDelay, storeClock,
-      manual?.[CORE]().share(), onEvent));
+    this.#recipe = {
+      id: nextId(), store: this.store[RECIPE], now: o.now ?? undefined, storeClock, manual: manual?.[RECIPE],
+      onEvent, maxAttempts: r.maxAttempts ?? undefined, baseDelay: r.baseDelay ?? undefined, maxDelay: r.maxDelay ?? undefined,
+    };
+    // Bad settings throw from the constructor where the wasm is loaded (else from the first call).
+    if (isReady()) runSync("open", this.#recipe);
   }
 
   /** Put-if-absent: `{won, key, value, etag}`; losers get the winner's value. */
   claim(/** @type {string} */ key, /** @type {unknown} */ value, /** @type {any} */ opts) {
-    return claim(this.#core, key, value, opts);
+    return claim(this.#recipe, key, value, opts);
   }
 
   /** Acquire a lease: a `Lease`, or null when held by someone else. */
   lease(/** @type {string} */ key, /** @type {any} */ opts) {
-    return acquire(this.#core, key, opts);
+    return acquire(this.#recipe, key, opts);
   }
 
   /** Run `fn(lease, signal)` under a lease kept alive meanwhile, released when `fn` settles. */
   withLease(/** @type {string} */ key, /** @type {any} */ opts, /** @type {Function} */ fn) {
-    return withLease(this.#core, key, opts, fn);
+    return withLease(this.#recipe, key, opts, fn);
   }
 
   /** Change a lease's state from outside (not fenced): the new state, or null if there is no lease. */
   cooperativeWrite(/** @type {string} */ key, /** @type {Function} */ fn, /** @type {any} */ opts) {
-    return cooperativeWrite(this.#core, key, fn, opts);
+    return cooperativeWrite(this.#recipe, key, fn, opts);
   }
 
   /** Re-attach to the holder's current period: a `Lease`, or null. One read, no write. */
   attachLease(/** @type {string} */ key, /** @type {any} */ opts) {
-    return attach(this.#core, key, opts);
+    return attach(this.#recipe, key, opts);
   }
 
   /** What `key` holds (a lease with its period, JSON, or bytes), or null. One request, nothing written. */
   inspect(/** @type {string} */ key, /** @type {any} */ opts) {
-    return inspect(this.#core, key, opts);
+    return inspect(this.#recipe, key, opts);
   }
 
   /** Delete what is older than `olderThan` seconds under `prefix`, never a held lease: `{deleted, kept, keys}`. */
   prune(/** @type {string} */ prefix, /** @type {any} */ opts) {
-    return prune(this.#core, prefix, opts);
+    return prune(this.#recipe, prefix, opts);
   }
 
   /** Break a lease, fencing-safe: the next epoch, released; `{key, epoch, previous}`, or null. */
   breakLease(/** @type {string} */ key, /** @type {any} */ opts) {
-    return breakLease(this.#core, key, opts);
+    return breakLease(this.#recipe, key, opts);
   }
 
   /** A handle on a JSON document; `{schema}`: any Standard Schema (zod, valibot, arktype…). */
   doc(/** @type {string} */ key, /** @type {any} */ opts) {
-    return openDoc(this.#core, key, opts);
+    return openDoc(this.#recipe, key, opts);
   }
 
   /** A sharded counter: `{add(n = 1), value()}` over `shards` (default 16) docs at `key/<i>`. */
   counter(/** @type {string} */ key, /** @type {any} */ opts) {
-    return openCounter(this.#core, key, opts);
+    return openCounter(this.#recipe, key, opts);
   }
 
   /** Layer 0 (get / conditional put / delete / list / waitFor) on the same store. */
   get objects() {
-    return (this.#objects ??= new Objects(this.store, () => this.#core.get().objects()));
+    return (this.#objects ??= new Objects(this.store, this.#recipe));
   }
 }
 pinNames({ Fencepost });
+
+/**
+ * A `Fencepost` as the core builds it: plain data and the user's functions, nothing of the core's.
+ * @typedef {{id: number, store: object, now?: Function, storeClock: boolean, manual?: object,
+ *   onEvent?: Function, maxAttempts?: number, baseDelay?: number, maxDelay?: number}} Recipe
+ */
 
 /** `objects(store, options?)`: layer 0 on its own (the same as `new Fencepost(store, options).objects`). */
 export function objects(/** @type {any} */ store, /** @type {any} */ settings) {

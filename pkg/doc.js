@@ -4,15 +4,14 @@
 import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, func, options, string } from "./options.js";
 import { jsonCallback, toJson } from "./json.js";
-import { Lazy, run } from "./binding.js";
-
-/** @typedef {import("./fencepost.js").Doc} CoreDoc */
+import { run } from "./binding.js";
 
 const UPDATE_OPTIONS = /** @type {const} */ ({ create: "any", maxAttempts: "number", fresh: "boolean", signal: "signal" });
 
 /**
- * `db.doc(key, {schema})`: the handle (its core document made on first use).
- * @param {Lazy<import("./fencepost.js").Fencepost>} db @param {string} key @param {any} opts
+ * `db.doc(key, {schema})`: the handle (plain data; the version it last saw is remembered by the
+ * `Fencepost`, for every handle on the key).
+ * @param {import("./db.js").Recipe} db @param {string} key @param {any} opts
  */
 export function openDoc(db, key, opts) {
   string(key, "key");
@@ -20,37 +19,35 @@ export function openDoc(db, key, opts) {
   if (schema !== undefined && schema !== null && typeof schema?.["~standard"]?.validate !== "function") {
     throw new InvalidArgument("doc options.schema must implement Standard Schema (zod, valibot, arktype…)");
   }
-  return new Doc(key, schema ?? undefined, () => db.get().doc(key));
+  return new Doc(db, key, schema ?? undefined);
 }
 
 /** A JSON document updated by compare-and-swap. */
 export class Doc {
-  /** @type {Lazy<CoreDoc>} */
-  #core;
+  #db;
   #schema;
 
   /** @internal */
-  constructor(/** @type {string} */ key, /** @type {any} */ schema, /** @type {() => CoreDoc} */ make) {
-    if (make === undefined) throw new InvalidArgument("a Doc is made by db.doc(key)");
+  constructor(/** @type {import("./db.js").Recipe} */ db, /** @type {string} */ key, /** @type {any} */ schema) {
+    if (key === undefined) throw new InvalidArgument("a Doc is made by db.doc(key)");
+    this.#db = db;
     /** @readonly */
     this.key = key;
     this.#schema = schema;
-    this.#core = new Lazy(make);
   }
 
   /** `{value, etag}` or null; with a schema, `value` is the schema's output. */
   async get(/** @type {any} */ opts) {
     const { signal } = options(opts, SIGNAL_ONLY, "get options");
-    const got = await run(() => this.#core.get().get(signal));
+    const got = (await run("doc.get", this.#db, { args: { key: this.key }, signal })).json;
     if (!got) return null;
-    const value = JSON.parse(got[0]);
-    return { value: this.#schema ? await validate(this.#schema, value, this.key) : value, etag: got[1] };
+    return { value: this.#schema ? await validate(this.#schema, got.value, this.key) : got.value, etag: got.etag };
   }
 
   /**
    * Read, apply `fn`, compare-and-swap, retry on conflict; resolves to the value written. From the
-   * version this handle last read or wrote, one guarded PUT first (1 request when nobody else
-   * wrote); `{fresh: true}` reads first.
+   * version this `Fencepost` last read or wrote of the key, one guarded PUT first (1 request when
+   * nobody else wrote); `{fresh: true}` reads first.
    */
   async update(/** @type {Function} */ fn, /** @type {any} */ opts) {
     func(fn, "update's first argument");
@@ -63,16 +60,15 @@ export class Doc {
       : fn;
     const hasCreate = opts != null && Object.hasOwn(opts, "create") && opts.create !== undefined;
     const create = hasCreate ? toJson(o.create, "update options.create") : undefined;
-    if (o.fresh) this.#core.get().forget();
-    const written = await run(() => this.#core.get().update(jsonCallback(transition, "update's result"), create,
-      o.maxAttempts, o.signal));
-    return JSON.parse(written);
+    const args = { key, maxAttempts: o.maxAttempts ?? undefined, fresh: o.fresh ?? undefined };
+    const callbacks = { fn: jsonCallback(transition, "update's result") };
+    return (await run("doc.update", this.#db, { args, raw: { create }, callbacks, signal: o.signal })).json;
   }
 
   /** Delete the document (idempotent). */
   async delete(/** @type {any} */ opts) {
     const { signal } = options(opts, SIGNAL_ONLY, "delete options");
-    await run(() => this.#core.get().delete(signal));
+    await run("doc.delete", this.#db, { args: { key: this.key }, signal });
   }
 }
 pinNames({ Doc });

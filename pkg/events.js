@@ -13,21 +13,15 @@
  */
 
 /**
- * The listener the core calls with an event's fields, for the user's `handler`.
+ * The listener the core calls with each event as JSON text (the fields named as above), for the
+ * user's `handler`.
  * @param {(event: FencepostEvent) => void} handler
- * @returns {(fields: any[]) => void}
+ * @returns {(json: string) => void}
  */
 export function listener(handler) {
-  return (f) => {
-    /** @type {FencepostEvent} */
-    let event;
-    if (f[0] === "request") event = { type: "request", op: f[1], key: f[2], status: f[3], attempt: f[4], ms: f[5], outcome: f[6] };
-    else if (f[0] === "call") event = { type: "call", method: f[1], key: f[2], requests: f[3], ms: f[4], outcome: f[5] };
-    else event = f[4] === undefined
-      ? { type: "lease", key: f[1], epoch: f[2], action: f[3] }
-      : { type: "lease", key: f[1], epoch: f[2], action: f[3], reason: f[4] };
+  return (json) => {
     try {
-      handler(event);
+      handler(JSON.parse(json));
     } catch {
       // A failing handler is the application's bug to find in its own logs, not a failed call.
     }

@@ -6,23 +6,21 @@ import { SIGNAL_ONLY, options, string } from "./options.js";
 import { run } from "./binding.js";
 import { leaseView } from "./lease.js";
 
-/** @param {number | undefined} ms */
-const date = (ms) => (ms === undefined ? null : new Date(ms));
-
 /**
  * `db.inspect(key)`: `null` when absent, else `{key, etag, size, lastModified, kind, value}` and,
  * for a lease, `lease: {epoch, holder, deadlineAt, expired, released, expiresIn, state}`.
- * @param {import("./binding.js").Lazy<import("./fencepost.js").Fencepost>} db
+ * @param {import("./db.js").Recipe} db
  * @param {string} key @param {any} opts
  */
 export async function inspect(db, key, opts) {
   string(key, "key");
   const { signal } = options(opts, SIGNAL_ONLY, "inspect options");
-  const seen = await run(() => db.get().inspect(key, signal));
+  const r = await run("inspect", db, { args: { key }, signal });
+  const seen = r.json;
   if (seen === null) return null;
-  const [kind, etag, size, lastModifiedMs, value, lease] = seen;
+  const { kind, etag, size, lastModified, value, lease } = seen;
   /** @type {any} */
-  const out = { key, etag, size, lastModified: date(lastModifiedMs), kind, value: kind === "bytes" ? value : JSON.parse(value) };
+  const out = { key, etag, size, lastModified: lastModified === null ? null : new Date(lastModified), kind, value: kind === "bytes" ? r.bytes : value };
   if (kind === "lease") out.lease = leaseView(lease);
   return out;
 }
@@ -32,7 +30,7 @@ const PRUNE_OPTIONS = /** @type {const} */ ({ olderThan: "number", dryRun: "bool
 /**
  * `db.prune(prefix, {olderThan, dryRun?})`: delete the objects under `prefix` last modified more
  * than `olderThan` seconds ago, never a held lease; `{deleted, kept, keys}`.
- * @param {import("./binding.js").Lazy<import("./fencepost.js").Fencepost>} db
+ * @param {import("./db.js").Recipe} db
  * @param {string} prefix @param {any} opts
  */
 export async function prune(db, prefix, opts) {
@@ -40,6 +38,6 @@ export async function prune(db, prefix, opts) {
   const o = options(opts, PRUNE_OPTIONS, "prune options");
   if (o.olderThan === undefined || o.olderThan === null) throw new InvalidArgument("prune options.olderThan (seconds) is required");
   const olderThan = o.olderThan;
-  const [deleted, kept, keys] = await run(() => db.get().prune(prefix, olderThan, o.dryRun ?? false, o.signal));
-  return { deleted, kept, keys };
+  const args = { prefix, olderThan, dryRun: o.dryRun ?? false };
+  return /** @type {{deleted: number, kept: number, keys: string[]}} */ ((await run("prune", db, { args, signal: o.signal })).json);
 }

@@ -4,11 +4,15 @@
 
 import { InvalidArgument, LeaseLost, fromFailure, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, func, options, string } from "./options.js";
-import { fromJson, jsonCallback, toJson } from "./json.js";
-import { ASYNC_DISPOSE, CORE, attempt, inspectable, run } from "./binding.js";
+import { jsonCallback, toJson } from "./json.js";
+import { ASYNC_DISPOSE, inspectable, run, runSync, start } from "./binding.js";
 
-/** @typedef {import("./binding.js").Lazy<import("./fencepost.js").Fencepost>} LazyDb */
-/** @typedef {import("./fencepost.js").Lease} CoreLease */
+/** @typedef {import("./db.js").Recipe} Db */
+/**
+ * A lease handle as plain data (the core's `Lease::snapshot`): rebuilt by the core for each call.
+ * @typedef {{key: string, holder: string, epoch: number, ttl: number, etag: string | null, deadline: string,
+ *   state: any, released: boolean, extra: object, meta: object}} Snapshot
+ */
 
 const LEASE_OPTIONS = /** @type {const} */ ({
   ttl: "number", holder: "string", stealIfExpired: "boolean", stateFn: "function", wait: "number", signal: "signal",
@@ -16,7 +20,13 @@ const LEASE_OPTIONS = /** @type {const} */ ({
 const WITH_LEASE_OPTIONS = /** @type {const} */ ({ ...LEASE_OPTIONS, every: "number" });
 const ATTACH_OPTIONS = /** @type {const} */ ({ holder: "string", ttl: "number", signal: "signal" });
 
-/** `db.lease(key, opts)`: a `Lease`, or null when held by someone else. @param {LazyDb} db @param {string} key @param {any} opts */
+/** The named arguments of an acquisition. @param {string} key @param {any} o */
+function leaseArgs(key, o) {
+  return { key, ttl: o.ttl, holder: o.holder ?? undefined, stealIfExpired: o.stealIfExpired ?? undefined,
+    wait: o.wait ?? undefined, every: o.every ?? undefined };
+}
+
+/** `db.lease(key, opts)`: a `Lease`, or null when held by someone else. @param {Db} db @param {string} key @param {any} opts */
 export async function acquire(db, key, opts) {
   string(key, "key");
   if (opts === undefined || opts === null) {
@@ -24,27 +34,26 @@ export async function acquire(db, key, opts) {
   }
   const o = options(opts, LEASE_OPTIONS, "lease options");
   if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("lease options.ttl (seconds) is required");
-  const ttl = o.ttl;
-  const stateFn = o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined;
-  return handle(await run(() => db.get().lease(key, ttl, o.holder, o.stealIfExpired, stateFn, o.wait, o.signal)));
+  const callbacks = o.stateFn ? { stateFn: jsonCallback(o.stateFn, "stateFn's result") } : undefined;
+  return handle(db, (await run("lease", db, { args: leaseArgs(key, o), callbacks, signal: o.signal })).json);
 }
 
-/** `db.attachLease(key, {holder, ttl})`: one read, no write. @param {LazyDb} db @param {string} key @param {any} opts */
+/** `db.attachLease(key, {holder, ttl})`: one read, no write. @param {Db} db @param {string} key @param {any} opts */
 export async function attach(db, key, opts) {
   string(key, "key");
   const { holder, ttl, signal } = options(opts, ATTACH_OPTIONS, "attachLease options");
   if (holder === undefined || holder === null) throw new InvalidArgument("attachLease options.holder is required");
   if (ttl === undefined || ttl === null) throw new InvalidArgument("attachLease options.ttl (seconds) is required");
-  return handle(await run(() => db.get().attachLease(key, holder, ttl, signal)));
+  return handle(db, (await run("attachLease", db, { args: { key, holder, ttl }, signal })).json);
 }
 
-/** `db.cooperativeWrite(key, fn)`: the new state, or null. @param {LazyDb} db @param {string} key @param {Function} fn @param {any} opts */
+/** `db.cooperativeWrite(key, fn)`: the new state, or null. @param {Db} db @param {string} key @param {Function} fn @param {any} opts */
 export async function cooperativeWrite(db, key, fn, opts) {
   string(key, "key");
   func(fn, "cooperativeWrite's second argument");
   const { signal } = options(opts, SIGNAL_ONLY, "cooperativeWrite options");
-  const transition = jsonCallback(fn, "the callback's result");
-  return fromJson(await run(() => db.get().cooperativeWrite(key, transition, signal)));
+  const callbacks = { fn: jsonCallback(fn, "the callback's result") };
+  return (await run("cooperativeWrite", db, { args: { key }, callbacks, signal })).json;
 }
 
 const BREAK_OPTIONS = /** @type {const} */ ({ state: "any", signal: "signal" });
@@ -53,33 +62,31 @@ const BREAK_OPTIONS = /** @type {const} */ ({ state: "any", signal: "signal" });
  * `db.breakLease(key, {state?})`: write the next epoch as released, so the stuck holder is fenced
  * (its next write rejects with `LeaseLost`, reason "stolen") and the next acquirer gets a higher
  * epoch. `null` without a lease document, else `{key, epoch, previous}`. Two requests.
- * @param {LazyDb} db @param {string} key @param {any} opts
+ * @param {Db} db @param {string} key @param {any} opts
  */
 export async function breakLease(db, key, opts) {
   string(key, "key");
   const o = options(opts, BREAK_OPTIONS, "breakLease options");
   const state = opts != null && Object.hasOwn(opts, "state") && o.state !== undefined ? toJson(o.state, "breakLease options.state") : undefined;
-  const broken = await run(() => db.get().breakLease(key, state, o.signal));
+  const broken = (await run("breakLease", db, { args: { key }, raw: { state }, signal: o.signal })).json;
   if (broken === null) return null;
-  const [epoch, view] = broken;
-  const { epoch: was, holder, deadlineAt, expired, released } = leaseView(view);
-  return { key, epoch, previous: { epoch: was, holder, deadlineAt, expired, released } };
+  const { epoch: was, holder, deadlineAt, expired, released } = leaseView(broken.previous);
+  return { key, epoch: broken.epoch, previous: { epoch: was, holder, deadlineAt, expired, released } };
 }
 
 /**
- * A judged lease period from the core (`inspect`'s lease, `breakLease`'s previous one) as
- * `{epoch, holder, deadlineAt, expired, released, expiresIn, state}`.
- * @param {any[]} view
+ * A judged lease period from the core (`inspect`'s lease, `breakLease`'s previous one) with its
+ * deadline as a Date: `{epoch, holder, deadlineAt, expired, released, expiresIn, state}`.
+ * @param {any} view
  */
 export function leaseView(view) {
-  const [epoch, holder, deadlineMs, expired, released, expiresIn, state] = view;
-  const deadlineAt = deadlineMs === undefined ? null : new Date(deadlineMs);
-  return { epoch, holder, deadlineAt, expired, released, expiresIn, state: JSON.parse(state) };
+  const { epoch, holder, deadlineAt, expired, released, expiresIn, state } = view;
+  return { epoch, holder, deadlineAt: deadlineAt === null ? null : new Date(deadlineAt), expired, released, expiresIn, state };
 }
 
-/** A core lease (or null) as a handle. @param {CoreLease | null | undefined} inner */
-function handle(inner) {
-  return inner ? new Lease(inner) : null;
+/** A snapshot from the core (or null) as a handle. @param {Db} db @param {Snapshot | null} snapshot */
+function handle(db, snapshot) {
+  return snapshot ? new Lease(db, snapshot, LEASE_TOKEN) : null;
 }
 
 /**
@@ -90,63 +97,92 @@ function handle(inner) {
  * caller's `signal` aborts), `fn` runs on to its end, and then the call rejects with `fn`'s error,
  * else with the `LeaseLost` (its work was not fenced to the end); a failed release after `fn`
  * resolved rejects with that failure, while `fn`'s own error is never hidden by one.
- * @param {LazyDb} db @param {string} key @param {any} opts @param {Function} fn
+ * @param {Db} db @param {string} key @param {any} opts @param {Function} fn
  */
 export async function withLease(db, key, opts, fn) {
   func(fn, "withLease's third argument");
   if (opts === undefined || opts === null) throw new InvalidArgument("withLease options {ttl, ...} are required");
   const o = options(opts, WITH_LEASE_OPTIONS, "withLease options");
   if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("withLease options.ttl (seconds) is required");
-  const ttl = o.ttl;
-  const stateFn = o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined;
-  const body = (/** @type {CoreLease} */ inner) => {
-    const lease = new Lease(inner);
+  /** @type {Lease | undefined} */
+  let lease;
+  /** @type {any} */
+  let result;
+  const body = (/** @type {string} */ json) => {
+    const { live, lease: snapshot } = JSON.parse(json);
+    lease = new Lease(db, snapshot, LEASE_TOKEN, live);
     const signal = o.signal ? AbortSignal.any([lease.signal, o.signal]) : lease.signal;
     // Keep-alive runs inside the core: the handle hears from it when the period ends.
-    Promise.resolve(inner.whenEnded()).then(() => lease[FOLLOW_END]());
-    return fn(lease, signal);
+    lease[FOLLOW_LIVE]();
+    return Promise.resolve(fn(lease, signal)).then((r) => {
+      result = r;
+    });
   };
-  return run(() => db.get().withLease(key, ttl, o.holder, o.stealIfExpired, stateFn, o.wait, o.every, body, o.signal));
+  const callbacks = { fn: body, stateFn: o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined };
+  try {
+    const ran = (await run("withLease", db, { args: leaseArgs(key, o), callbacks, signal: o.signal })).json;
+    return ran ? result : null;
+  } finally {
+    // The call is over: the core's entry for the lease goes, the handle keeps its last snapshot.
+    lease?.[DETACH]();
+  }
 }
 
-/** Package-private: a handle's `signal` catches up with the core (see `withLease`). */
-const FOLLOW_END = Symbol("fencepost.followEnd");
+/** Package-private: the handle's period is followed in the core's live table (see `withLease`). */
+const FOLLOW_LIVE = Symbol("fencepost.followLive");
+/** Package-private: the core's live entry goes; the handle takes its snapshot back. */
+const DETACH = Symbol("fencepost.detach");
+/** Only this module makes handles. */
+const LEASE_TOKEN = Symbol("fencepost.lease");
 
-const live = (/** @type {(core: CoreLease) => unknown} */ read) => ({
+/** Package-private: the handle's period as it stands (see LIVE_FIELDS). */
+const VIEW = Symbol("fencepost.view");
+
+const live = (/** @type {(s: Snapshot) => unknown} */ read) => ({
   enumerable: true,
   get() {
-    return read(/** @type {any} */ (this)[CORE]());
+    return read(/** @type {any} */ (this)[VIEW]());
   },
 });
 const LIVE_FIELDS = {
-  state: live((c) => JSON.parse(c.stateJson)),
-  deadlineAt: live((c) => new Date(c.deadlineMs)),
-  etag: live((c) => c.etag ?? undefined),
-  released: live((c) => c.released),
+  // A fresh copy each time, as a value parsed from the store would be: the handle's own stays its own.
+  state: live((s) => JSON.parse(JSON.stringify(s.state))),
+  deadlineAt: live((s) => new Date(/** @type {any} */ (s).deadlineMs)),
+  etag: live((s) => s.etag ?? undefined),
+  released: live((s) => s.released),
 };
+
+/** The reason of a period that ended: a failure record from the core, made a `LeaseLost` when asked. */
+function lostError(/** @type {unknown} */ ended) {
+  return ended instanceof Error ? ended : fromFailure(ended);
+}
 
 /** One ownership period `(key, epoch, holder)`. Every write is guarded; `LeaseLost` means stop. */
 export class Lease {
-  /** @type {CoreLease} */
-  #core;
-  #holder;
-  /** Made when `signal` is first asked for (an AbortController per lease is not free). */
-  /** @type {AbortController | undefined} */
+  #db;
+  /** What the handle knows of its period, as plain data. @type {Snapshot} */
+  #snapshot;
+  /** The core's live entry while keep-alive runs there (calls go through it meanwhile). @type {number | undefined} */
+  #live;
+  /** Why the period is over (a failure record, or the `LeaseLost` met), once it is. @type {unknown} */
   #ended;
+  /** Made when `signal` is first asked for (an AbortController per lease is not free). @type {AbortController | undefined} */
+  #endedSignal;
   /** @type {{stop(): Promise<void>} | undefined} */
   #keeper;
 
   /** @internal */
-  constructor(/** @type {CoreLease} */ inner) {
-    if (inner === undefined) throw new InvalidArgument("a Lease is made by db.lease() or db.attachLease()");
-    this.#core = inner;
+  constructor(/** @type {Db} */ db, /** @type {Snapshot} */ snapshot, /** @type {symbol} */ token, /** @type {number | undefined} */ live = undefined) {
+    if (token !== LEASE_TOKEN) throw new InvalidArgument("a Lease is made by db.lease() or db.attachLease()");
+    this.#db = db;
+    this.#snapshot = snapshot;
+    this.#live = live;
     /** @readonly @type {string} */
-    this.key = inner.key;
-    this.#holder = inner.holder;
+    this.key = snapshot.key;
     /** The fence token: strictly increases with each acquisition. @readonly @type {number} */
-    this.epoch = inner.epoch;
+    this.epoch = snapshot.epoch;
     /** @readonly @type {number} */
-    this.ttl = inner.ttl;
+    this.ttl = snapshot.ttl;
     /** The state this handle last saw or wrote. @readonly @type {any} */
     this.state;
     /** @readonly @type {Date} */
@@ -156,87 +192,105 @@ export class Lease {
     /** @readonly @type {boolean} */
     this.released;
     // What changes with each write — including keep-alive's renewals in the background — is read
-    // from the core when asked: own enumerable accessors, so spreads, `Object.keys` and every
-    // inspector see them as fields.
+    // when asked: own enumerable accessors, so spreads, `Object.keys` and every inspector see them.
     Object.defineProperties(this, LIVE_FIELDS);
   }
 
   /** The holder token: a credential (whoever knows it can attach), so inspection redacts it. */
   get holder() {
-    return this.#holder;
+    return this.#snapshot.holder;
   }
 
   /** Aborted (reason: a `LeaseLost`) as soon as this handle learns its period is over. */
   get signal() {
-    this.#ended ??= new AbortController();
+    this.#endedSignal ??= new AbortController();
     this.#follow();
-    return this.#ended.signal;
+    return this.#endedSignal.signal;
   }
 
-  /** The core handle, whose getters give what changes with each write (see LIVE_FIELDS). */
-  [CORE]() {
-    return this.#core;
+  /** The handle's period as it stands: from the core's live entry while keep-alive runs there. @returns {Snapshot} */
+  [VIEW]() {
+    if (this.#live !== undefined) this.#learn(runSync("lease.view", this.#db, { args: { live: this.#live } }));
+    return this.#snapshot;
   }
 
-  /** The core says the period is over: abort `signal`. */
-  [FOLLOW_END]() {
+  /** Follow the core's live entry: `signal` aborts as soon as the core learns the period is over. */
+  [FOLLOW_LIVE]() {
+    const live = this.#live;
+    if (live === undefined) return;
+    run("lease.whenEnded", this.#db, { args: { live } }).then((r) => this.#learn(r), () => {});
+  }
+
+  /** The core's live entry goes: the handle keeps the period's last snapshot (and its end). */
+  [DETACH]() {
+    const live = this.#live;
+    if (live === undefined) return;
+    this.#learn(runSync("lease.detach", this.#db, { args: { live } }));
+    this.#live = undefined;
+  }
+
+  /** Take in what a call learnt: the snapshot after it, and whether the period ended. @param {import("./binding.js").Reply} r */
+  #learn(r) {
+    if (r.json?.lease) this.#snapshot = r.json.lease;
+    if (r.ended !== undefined) this.#end(r.ended);
+  }
+
+  /** The period is over (the first reason wins): abort `signal` if anyone asked for it. @param {unknown} why */
+  #end(why) {
+    if (this.#ended === undefined) this.#ended = why;
     this.#follow();
+  }
+
+  /** Abort `signal` (if made) once the period is over. A reason is only made when a signal is there to carry it. */
+  #follow() {
+    if (!this.#endedSignal || this.#endedSignal.signal.aborted || this.#ended === undefined) return;
+    this.#ended = lostError(this.#ended);
+    this.#endedSignal.abort(this.#ended);
   }
 
   /**
-   * Abort `signal` (if anyone asked for it) once the core says the period is over. `lost`: the
-   * `LeaseLost` a call just rejected with, which is the core's reason then (the first one wins).
-   * A reason is only made when a signal is there to carry it: an Error's stack is costly.
-   * @param {unknown} [lost]
+   * One call through the handle, on its live entry or its snapshot; the period may be over after
+   * it, which aborts `signal`. A handle whose period is over rejects at once, without a request.
+   * @param {string} op @param {import("./binding.js").Call} c
    */
-  #follow(lost) {
-    if (!this.#ended || this.#ended.signal.aborted) return;
-    const reason = this.#core.ended;
-    if (reason !== undefined) this.#ended.abort(lost instanceof LeaseLost ? lost : fromFailure(reason));
-  }
-
-  /**
-   * One call through the handle; the period may be over after it, which aborts `signal`.
-   * @template T @param {() => Promise<T>} call @returns {Promise<T>}
-   */
-  async #call(call) {
-    try {
-      return await run(call);
-    } catch (e) {
-      this.#follow(e);
+  async #call(op, c) {
+    if (this.#ended !== undefined) throw (this.#ended = lostError(this.#ended));
+    const where = this.#live !== undefined ? { live: this.#live } : { lease: this.#snapshot };
+    const r = await run(`lease.${op}`, this.#db, { ...c, args: { ...c.args, ...where } });
+    this.#learn(r);
+    if (r.failure !== undefined) {
+      const e = fromFailure(r.failure);
+      if (e instanceof LeaseLost) this.#end(e);
       throw e;
-    } finally {
-      this.#follow();
     }
+    return r.json.value;
   }
 
   /** deadline = now + ttl; the state is kept (cooperative writes absorbed). */
   async renew(/** @type {any} */ opts) {
     const { signal } = options(opts, SIGNAL_ONLY, "renew options");
-    await this.#call(() => this.#core.renew(signal));
+    await this.#call("renew", { signal });
   }
 
   /** Guarded read-modify-write of the state; resolves to the state written. */
   async updateState(/** @type {Function} */ fn, /** @type {any} */ opts) {
     func(fn, "updateState's argument");
     const { signal } = options(opts, SIGNAL_ONLY, "updateState options");
-    const transition = jsonCallback(fn, "updateState's result");
-    return JSON.parse(await this.#call(() => this.#core.updateState(transition, signal)));
+    return this.#call("updateState", { callbacks: { fn: jsonCallback(fn, "updateState's result") }, signal });
   }
 
   /** Guarded replace of the state (unseen cooperative writes are discarded). */
   async write(/** @type {unknown} */ state, /** @type {any} */ opts) {
     const { signal } = options(opts, SIGNAL_ONLY, "write options");
-    const json = toJson(state, "state");
-    return JSON.parse(await this.#call(() => this.#core.write(json, signal)));
+    return this.#call("write", { raw: { state: toJson(state, "state") }, signal });
   }
 
   /** holder = null, deadline = now; `{state}` optionally sets a final state. @param {any} [opts] */
   async release(opts) {
     const o = options(opts, { state: "any", signal: "signal" }, "release options");
     const hasState = opts != null && Object.hasOwn(opts, "state") && opts.state !== undefined;
-    const json = hasState ? toJson(o.state, "release options.state") : undefined;
-    await this.#call(() => this.#core.release(json, o.signal));
+    const state = hasState ? toJson(o.state, "release options.state") : undefined;
+    await this.#call("release", { raw: { state }, signal: o.signal });
   }
 
   /**
@@ -244,18 +298,28 @@ export class Lease {
    * Failed renewals are retried within the deadline; when a renewal cannot succeed before it,
    * `signal` aborts (reason: `LeaseLost`) before the deadline passes. Idempotent: a second call
    * returns the same handle. `stop()` resolves once keep-alive has stopped (a renewal in flight
-   * settled).
+   * settled). Meanwhile the core keeps the lease in its live table; the entry goes when keep-alive
+   * stops.
    * @returns {{stop(): Promise<void>}}
    */
   keepAlive(/** @type {any} */ opts) {
     const { every } = options(opts, { every: "number" }, "keepAlive options");
     if (this.#keeper) return this.#keeper;
-    const over = this.#core.ended;
-    if (over !== undefined) throw fromFailure(over);
+    if (this.#ended !== undefined) throw (this.#ended = lostError(this.#ended));
     const stop = new AbortController();
-    const running = attempt(() => this.#core.keepAlive(every, stop.signal));
-    // However it ends (stopped, released, lost), the core knows whether the period is over.
-    const done = Promise.resolve(running).then(() => this.#follow(), (e) => this.#follow(fromFailure(e)));
+    const started = (/** @type {number} */ live) => {
+      this.#live = live;
+    };
+    const args = { lease: this.#snapshot, every: every ?? undefined };
+    const running = start("lease.keepAlive", this.#db, { args, callbacks: { fn: started }, signal: stop.signal });
+    // However it ends (stopped, released, lost), the handle takes its snapshot back from the core.
+    const done = running.then(
+      () => this[DETACH](),
+      (e) => {
+        this[DETACH]();
+        this.#end(e);
+      },
+    );
     const keeper = {
       stop: async () => {
         stop.abort();
@@ -269,7 +333,7 @@ export class Lease {
   /** `await using lease = …`: releases at the end of the scope (nothing to do when already over). */
   async [ASYNC_DISPOSE]() {
     await this.#keeper?.stop();
-    if (this.#core.ended !== undefined) return;
+    if (this.#ended !== undefined) return;
     try {
       await this.release();
     } catch (e) {

@@ -3,7 +3,7 @@
 
 import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, options, string } from "./options.js";
-import { Lazy, run } from "./binding.js";
+import { run } from "./binding.js";
 
 const PUT_OPTIONS = /** @type {const} */ ({ ifAbsent: "boolean", ifMatch: "string", signal: "signal" });
 const ENTRIES_OPTIONS = /** @type {const} */ ({ startAfter: "string", signal: "signal" });
@@ -11,22 +11,21 @@ const WAIT_OPTIONS = /** @type {const} */ ({ timeout: "number", pollInterval: "n
 
 /** Layer 0: conditional get / put / delete / list / waitFor on raw bytes. */
 export class Objects {
-  /** @type {Lazy<import("./fencepost.js").Objects>} */
-  #core;
+  #db;
 
   /** @internal */
-  constructor(/** @type {import("./stores.js").Store} */ store, /** @type {() => import("./fencepost.js").Objects} */ make) {
-    if (make === undefined) throw new InvalidArgument("Objects are made by db.objects or objects(store)");
+  constructor(/** @type {import("./stores.js").Store} */ store, /** @type {import("./db.js").Recipe} */ db) {
+    if (db === undefined) throw new InvalidArgument("Objects are made by db.objects or objects(store)");
     /** @readonly */
     this.store = store;
-    this.#core = new Lazy(make);
+    this.#db = db;
   }
 
   /** `{data: Uint8Array, etag}` or null. */
   async get(/** @type {string} */ key, /** @type {any} */ opts) {
     string(key, "key");
     const { signal } = options(opts, SIGNAL_ONLY, "get options");
-    return stored(await run(() => this.#core.get().get(key, signal)));
+    return stored(await run("objects.get", this.#db, { args: { key }, signal }));
   }
 
   /** `{etag}`, or null when `{ifAbsent}` / `{ifMatch}` did not hold. */
@@ -34,22 +33,22 @@ export class Objects {
     string(key, "key");
     const o = options(opts, PUT_OPTIONS, "put options");
     const bytes = toBytes(data);
-    const written = await run(() => this.#core.get().put(key, bytes, o.ifAbsent === true, o.ifMatch, o.signal));
-    return written && { etag: written[0] };
+    const args = { key, ifAbsent: o.ifAbsent ?? undefined, ifMatch: o.ifMatch ?? undefined };
+    return (await run("objects.put", this.#db, { args, callbacks: { data: bytes }, signal: o.signal })).json;
   }
 
   /** Delete; a missing key is a no-op. */
   async delete(/** @type {string} */ key, /** @type {any} */ opts) {
     string(key, "key");
     const { signal } = options(opts, SIGNAL_ONLY, "delete options");
-    await run(() => this.#core.get().delete(key, signal));
+    await run("objects.delete", this.#db, { args: { key }, signal });
   }
 
   /** Keys under `prefix` (default ""), ascending, relative to the store prefix. */
   async list(/** @type {string | undefined} */ prefix, /** @type {any} */ opts) {
     if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
     const { signal } = options(opts, SIGNAL_ONLY, "list options");
-    return await run(() => this.#core.get().list(prefix ?? "", signal));
+    return /** @type {string[]} */ ((await run("objects.list", this.#db, { args: { prefix: prefix ?? "" }, signal })).json);
   }
 
   /**
@@ -66,9 +65,12 @@ export class Objects {
     let cursor;
     do {
       const at = cursor;
-      const [entries, next] = await run(() => this.#core.get().entriesPage(prefix ?? "", startAfter, at, signal));
-      for (const [key, etag, size, ms] of entries) yield { key, etag, size, lastModified: ms === undefined ? null : new Date(ms) };
-      cursor = next;
+      const args = { prefix: prefix ?? "", startAfter: startAfter ?? undefined, cursor: at };
+      const { entries, next } = (await run("objects.entriesPage", this.#db, { args, signal })).json;
+      for (const { key, etag, size, lastModified } of entries) {
+        yield { key, etag: etag ?? undefined, size: size ?? undefined, lastModified: lastModified === null ? null : new Date(lastModified) };
+      }
+      cursor = next ?? undefined;
     } while (cursor !== undefined);
   }
 
@@ -76,7 +78,8 @@ export class Objects {
   async waitFor(/** @type {string} */ key, /** @type {any} */ opts) {
     string(key, "key");
     const o = options(opts, WAIT_OPTIONS, "waitFor options");
-    const found = await run(() => this.#core.get().waitFor(key, o.timeout, o.pollInterval, o.changedFrom, o.signal));
+    const args = { key, timeout: o.timeout ?? undefined, pollInterval: o.pollInterval ?? undefined, changedFrom: o.changedFrom ?? undefined };
+    const found = await run("objects.waitFor", this.#db, { args, signal: o.signal });
     return /** @type {StoredObject} */ (stored(found)); // found or a TimeoutError: never null
   }
 }
@@ -84,9 +87,9 @@ pinNames({ Objects });
 
 /** @typedef {{data: Uint8Array, etag: string}} StoredObject */
 
-/** `[data, etag]` from the core as `{data, etag}` (null stays null). @returns {StoredObject | null} */
-function stored(/** @type {[Uint8Array, string] | null} */ o) {
-  return o && { data: o[0], etag: o[1] };
+/** A stored object from the core's reply (null stays null). @returns {StoredObject | null} */
+function stored(/** @type {import("./binding.js").Reply} */ r) {
+  return r.json && { data: /** @type {Uint8Array} */ (r.bytes), etag: r.json.etag };
 }
 
 const UTF8 = new TextEncoder();

@@ -1,36 +1,41 @@
-// Store handles: what `new Fencepost(store)` talks to. Only option names and types are checked here;
-// the core builds each store and judges the rest — the required S3 settings and their defaults,
-// whether a value is an R2 binding, prefixes — once, for Rust users too.
+// Store handles: what `new Fencepost(store)` talks to. A handle is plain data, its recipe (kind,
+// id, settings); the core builds the store from it. Only option names and types are checked here;
+// the core judges the rest — the required S3 settings and their defaults, whether a value is an
+// R2 binding, prefixes — once, for Rust users too.
 
 import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, options } from "./options.js";
-import { CORE, Lazy, core, isReady, run } from "./binding.js";
+import { RECIPE, holdsState, isReady, nextId, run, runSync } from "./binding.js";
 
-/** @typedef {import("./fencepost.js").Store} CoreStore */
 /** @typedef {"memory" | "s3" | "azure" | "gcs" | "r2" | "counting" | "fault"} Kind */
 
 /** A store handle: pass it to `new Fencepost(store)`. Made by the store functions below. */
 export class Store {
-  /** @type {Lazy<CoreStore>} */
-  #core;
+  /** What the core builds the store from. @type {Record<string, unknown>} */
+  #recipe;
 
-  /** @internal @param {Kind} kind @param {() => CoreStore} make @param {object} [shown] what inspection shows */
-  constructor(kind, make, shown) {
-    if (make === undefined) throw new InvalidArgument("a Store is made by memoryStore(), s3Store(), azureStore(), gcsStore(), r2Store() or countingStore()");
+  /** @internal @param {Kind} kind @param {Record<string, unknown>} recipe @param {object} [shown] what inspection shows */
+  constructor(kind, recipe, shown) {
+    if (recipe === undefined) throw new InvalidArgument("a Store is made by memoryStore(), s3Store(), azureStore(), gcsStore(), r2Store() or countingStore()");
     this.kind = kind;
     if (shown) Object.assign(this, shown);
-    this.#core = new Lazy(make);
+    const id = nextId();
+    this.#recipe = { ...recipe, kind, id };
+    // Memory, counting and fault stores are state the core holds for this handle.
+    if (STATEFUL.has(kind)) holdsState(this, id);
+    // Bad settings throw here where the wasm is loaded (else from the first call).
+    if (isReady()) runSync("store.open", this.#recipe);
   }
 
   /** @internal */
-  [CORE]() {
-    return this.#core.get();
+  get [RECIPE]() {
+    return this.#recipe;
   }
 
   /** Requests made so far, per operation (`countingStore` and `faultStore` only). */
   requestCounts() {
     if (!COUNTED.has(this.kind)) throw new InvalidArgument("requestCounts() needs a countingStore()");
-    const [get, put, del, list] = this.#counting();
+    const { get, put, delete: del, list } = this.#counting();
     return { get, put, delete: del, list, total: get + put + del + list };
   }
 
@@ -40,14 +45,16 @@ export class Store {
     this.#counting(true);
   }
 
+  /** @returns {{get: number, put: number, delete: number, list: number}} */
   #counting(reset = false) {
-    if (!isReady()) return [0, 0, 0, 0]; // nothing can have been sent before the core was loaded
-    return Array.from(this.#core.get().requestCounts(reset));
+    if (!isReady()) return { get: 0, put: 0, delete: 0, list: 0 }; // nothing can have been sent before the core was loaded
+    return runSync("store.counts", this.#recipe, { args: { reset } }).json;
   }
 }
 pinNames({ Store });
 
 const COUNTED = new Set(["counting", "fault"]);
+const STATEFUL = new Set(["memory", "counting", "fault"]);
 
 /** The settings inspection shows: those given (the defaults are the core's). */
 function shown(/** @type {Record<string, unknown>} */ settings) {
@@ -56,7 +63,7 @@ function shown(/** @type {Record<string, unknown>} */ settings) {
 
 /** An in-memory store: tests, demos, the browser harness. Behaves like S3 (ETag = a digest of the body). */
 export function memoryStore() {
-  return new Store("memory", () => core.memoryStore());
+  return new Store("memory", {});
 }
 
 const S3_OPTIONS = /** @type {const} */ ({
@@ -73,7 +80,7 @@ export function s3Store(/** @type {any} */ settings) {
   // A copy: the core reads the settings when it builds the store, which may be on the first call.
   const given = { ...o };
   const { endpoint, bucket, region, prefix } = given;
-  return new Store("s3", () => core.s3Store(given), shown({ endpoint, bucket, region, prefix }));
+  return new Store("s3", { settings: given }, shown({ endpoint, bucket, region, prefix }));
 }
 
 const AZURE_OPTIONS = /** @type {const} */ ({
@@ -88,7 +95,7 @@ export function azureStore(/** @type {any} */ settings) {
   }
   const given = { ...options(settings, AZURE_OPTIONS, "azureStore options") };
   const { account, container, endpoint, prefix } = given;
-  return new Store("azure", () => core.azureStore(given), shown({ account, container, endpoint, prefix }));
+  return new Store("azure", { settings: given }, shown({ account, container, endpoint, prefix }));
 }
 
 const GCS_OPTIONS = /** @type {const} */ ({
@@ -109,7 +116,7 @@ export function gcsStore(/** @type {any} */ settings) {
   const { credentials, ...rest } = options(settings, GCS_OPTIONS, "gcsStore options");
   const given = { ...rest, serviceAccount: credentials == null ? undefined : serviceAccount(credentials) };
   const { bucket, endpoint, prefix } = given;
-  return new Store("gcs", () => core.gcsStore(given), shown({ bucket, endpoint, prefix }));
+  return new Store("gcs", { settings: given }, shown({ bucket, endpoint, prefix }));
 }
 
 /**
@@ -158,13 +165,13 @@ function pemBytes(pem) {
 /** A store on a Workers R2 binding (`env.BUCKET`), with an optional key prefix. @param {any} bucket @param {any} [settings] */
 export function r2Store(bucket, settings) {
   const { prefix } = options(settings, { prefix: "string" }, "r2Store options");
-  return new Store("r2", () => core.r2Store(bucket, prefix), shown({ prefix }));
+  return new Store("r2", { bucket, prefix: prefix ?? undefined }, shown({ prefix }));
 }
 
 /** Wrap a store to count requests per operation: every request costs a Workers subrequest. */
 export function countingStore(/** @type {any} */ store) {
   const inner = toStore(store);
-  return new Store("counting", () => core.countingStore(inner[CORE]()), { inner });
+  return new Store("counting", { inner: inner[RECIPE] }, { inner });
 }
 
 /** A `Store`, or an R2 binding used directly (the core says so when it is not one). */
@@ -182,8 +189,5 @@ export function toStore(/** @type {unknown} */ store) {
 export async function checkStore(store, opts) {
   const s = toStore(store);
   const { signal } = options(opts, SIGNAL_ONLY, "checkStore options");
-  const [ok, checks] = await run(() => core.checkStore(s[CORE](), signal));
-  /** @type {(row: [string, boolean, boolean, string]) => {name: string, ok: boolean, required: boolean, detail: string}} */
-  const named = ([name, passed, required, detail]) => ({ name, ok: passed, required, detail });
-  return { ok, checks: checks.map(named) };
+  return (await run("checkStore", s[RECIPE], { signal })).json;
 }

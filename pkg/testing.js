@@ -12,7 +12,7 @@
 import { InvalidArgument, pinNames } from "./errors.js";
 import { options } from "./options.js";
 import { initWasm } from "./runtime.js";
-import { CORE, MANUAL_CLOCK, attempt, core, isReady } from "./binding.js";
+import { MANUAL_CLOCK, RECIPE, holdsState, isReady, nextId, runSync } from "./binding.js";
 import { Store, toStore } from "./stores.js";
 
 const INJECT_OPTIONS = /** @type {const} */ ({ op: "string", key: "string", times: "number" });
@@ -22,7 +22,7 @@ const FAULT_OPTIONS = /** @type {const} */ ({ status: "number", code: "string", 
 export class FaultStore extends Store {
   /** @internal */
   constructor(/** @type {Store} */ inner, /** @type {ManualClock | undefined} */ clock) {
-    super("fault", () => core.faultStore(inner[CORE](), clock?.[CORE]().share()), { inner });
+    super("fault", { inner: inner[RECIPE], clock: clock?.[RECIPE] }, { inner });
     /** @type {"fault"} */
     this.kind;
   }
@@ -39,8 +39,8 @@ export class FaultStore extends Store {
     const o = options(opts, INJECT_OPTIONS, "inject options");
     const f = fault !== null && typeof fault === "object" ? options(fault, FAULT_OPTIONS, "fault") : null;
     const kind = typeof fault === "string" ? fault : undefined;
-    const store = this.#bound();
-    attempt(() => store.inject(kind, f?.status, f?.code, f?.delay, o.op, o.key, o.times));
+    this.#bound("store.inject", { kind, status: f?.status ?? undefined, code: f?.code ?? undefined, delay: f?.delay ?? undefined,
+      op: o.op ?? undefined, key: o.key ?? undefined, times: o.times ?? undefined });
     return this;
   }
 
@@ -52,19 +52,19 @@ export class FaultStore extends Store {
   limitWrites(/** @type {any} */ opts) {
     const perKey = opts === null ? null : options(opts, { perKey: "number" }, "limitWrites options").perKey;
     if (opts !== null && perKey == null) throw new InvalidArgument("limitWrites needs {perKey}, or null to lift the limit");
-    const store = this.#bound();
-    attempt(() => store.limitWrites(perKey ?? undefined));
+    this.#bound("store.limitWrites", { perKey: perKey ?? undefined });
     return this;
   }
 
   /** Forget every fault not yet applied. */
   clearFaults() {
-    if (isReady()) this.#bound().clearFaults();
+    if (isReady()) this.#bound("store.clearFaults", {});
   }
 
-  #bound() {
+  /** A call on this store's rules. @param {string} op @param {Record<string, unknown>} args */
+  #bound(op, args) {
     if (!isReady()) throw new InvalidArgument("fencepost is not loaded yet: await initWasm() before injecting faults");
-    return this[CORE]();
+    runSync(op, this[RECIPE], { args });
   }
 }
 
@@ -77,20 +77,23 @@ export function faultStore(/** @type {any} */ store, /** @type {any} */ opts) {
 
 /** A clock that moves only when told to; pass it as `new Fencepost(store, {clock})`. */
 export class ManualClock {
-  /** @type {import("./fencepost.js").ManualClock} */
-  #core;
+  /** The clock as the core knows it (its time is held there, under this id). */
+  #recipe;
 
   /** @internal */
   constructor(/** @type {number | undefined} */ startMs) {
     if (!isReady()) {
       throw new InvalidArgument("fencepost is not loaded yet: await initWasm() before creating a manualClock (browsers)");
     }
-    this.#core = attempt(() => new core.ManualClock(startMs)); // the core's message names manualClock(start) itself
+    const id = nextId();
+    this.#recipe = { id, start: startMs };
+    holdsState(this, id);
+    this.now(); // made at once: the core's message names manualClock(start) itself
   }
 
   /** @internal */
-  [CORE]() {
-    return this.#core;
+  get [RECIPE]() {
+    return this.#recipe;
   }
 
   /** @internal */
@@ -100,7 +103,7 @@ export class ManualClock {
 
   /** Milliseconds since the epoch, as `Date.now()`. */
   now() {
-    return this.#core.now();
+    return /** @type {number} */ (runSync("clock.now", this.#recipe).json);
   }
 
   /**
@@ -112,12 +115,12 @@ export class ManualClock {
     if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0) {
       throw new InvalidArgument("advance(seconds) needs a finite number of seconds >= 0");
     }
-    const target = this.#core.now() + seconds * 1000;
+    const target = this.now() + seconds * 1000;
     // Calls made just before (`const p = db.claim(…); await clock.advance(1)`) have not started
     // their waits yet: let them, then fire timers one due instant at a time. Bounded, so a task
     // that keeps re-arming a due timer cannot hang the test.
     await this.#settle();
-    for (let steps = 0; this.#core.stepUntil(target) && steps < 100_000; steps++) await this.#settle();
+    for (let steps = 0; runSync("clock.stepUntil", this.#recipe, { args: { until: target } }).json && steps < 100_000; steps++) await this.#settle();
     await this.#settle();
   }
 
@@ -127,7 +130,7 @@ export class ManualClock {
    */
   async #settle() {
     await macrotask();
-    for (const until = Date.now() + 60_000; this.#core.ioInFlight() > 0 && Date.now() < until;) {
+    for (const until = Date.now() + 60_000; runSync("clock.ioInFlight", this.#recipe).json > 0 && Date.now() < until;) {
       await new Promise((resolve) => setTimeout(resolve, 2));
       await macrotask();
     }

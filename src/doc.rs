@@ -37,7 +37,8 @@ pub struct UpdateOptions<T = Value> {
     /// The value the transition starts from when the document is absent (`None`: an absent
     /// document is [`Error::NotFound`]).
     pub create: Option<T>,
-    /// Read–apply–write attempts before [`Error::Conflict`] (1 to 1000; default 10).
+    /// Attempts before [`Error::Conflict`] (1 to 1000; default 10): each applies `f` once and writes
+    /// (the first from the version the `Fencepost` remembers of the key, when it does).
     pub max_attempts: u32,
     /// Read first even when the handle remembers a version (someone else surely wrote since).
     pub fresh: bool,
@@ -227,7 +228,11 @@ pub(crate) async fn update(
     let create = create.map(checked).transpose()?;
     // From the version this handle last saw: one guarded PUT when nobody else wrote since.
     // (Taken, so a failure leaves nothing stale behind.)
+    // The attempt from the remembered version counts as one of `max_attempts`: `f` runs at most
+    // that many times, whichever handle or version it starts from.
+    let mut attempts = max_attempts;
     if let Some(last) = objects.versions().take(key) {
+        attempts -= 1;
         let next = checked(f(last.value).await?)?;
         let body = json::to_canonical(&next);
         let written = if mutation::on(Mutation::TrustRememberedVersion) {
@@ -240,7 +245,7 @@ pub(crate) async fn update(
             return Ok(next);
         }
     }
-    for _ in 0..max_attempts {
+    for _ in 0..attempts {
         let current = objects.read(key).await?;
         let (next, body, written) = match current {
             Some(obj) => {

@@ -4,7 +4,7 @@
 //! next ([`Lease::restore`]); rebuilding makes no request.
 //!
 //! The snapshot is a JSON object: `key`, `holder`, `epoch`, `ttl`, `etag` (null when unknown),
-//! `deadline` (RFC 3339), `state`, `released`, `extra` (fields of the document fencepost does not
+//! `deadline` (RFC 3339; `deadlineMs` beside it, read by nobody here), `state`, `released`, `extra` (fields of the document fencepost does not
 //! know), `meta` (`token`, `history`, `origin`: the write provenance the next guarded write
 //! chains from). The holder is a credential: a snapshot is the handle itself, not for logs.
 
@@ -37,6 +37,8 @@ impl<T> Lease<T> {
         out.insert("ttl".into(), p.ttl.into());
         out.insert("etag".into(), text(&v.etag));
         out.insert("deadline".into(), v.deadline_at.to_rfc3339().into());
+        // The same instant as JS milliseconds, for readers that have no RFC 3339 parser at hand.
+        out.insert("deadlineMs".into(), v.deadline_at.as_millis_f64().into());
         out.insert("state".into(), v.state.clone());
         out.insert("released".into(), v.released.into());
         out.insert("extra".into(), Value::Object(v.extra.clone()));

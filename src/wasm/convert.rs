@@ -1,18 +1,22 @@
-//! Values cross the boundary as JSON text, in both directions: the JS layer (`pkg/json.js`) turns
-//! JS values into JSON the `JSON.stringify` way and refuses what it would mangle; here the text is
-//! parsed into the core's `Value`, and values go back as canonical JSON for `JSON.parse`. Neither
-//! side walks the other's object graph, so no JS object is touched from Rust.
+//! Every conversion between JS values and the core's, in one place. Calls cross the boundary as
+//! JSON text with named fields (`Args`), results go back as JSON text (`Reply`), with the few
+//! values JSON cannot carry (bytes, a callback's raw result, a failure record) beside it.
+//!
+//! JSON text rather than JS objects read field by field (or serde-wasm-bindgen): the core already
+//! has a bounded JSON reader and the canonical writer, and a string crosses in one copy; measured
+//! smaller in the wasm than either alternative (docs/development.md, "The binding").
 
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
+use wasm_bindgen::prelude::*;
 
 use crate::base::error::{Error, Result};
+use crate::time::Timestamp;
 
-/// Integers beyond 2^53 in text from JS are the digits JS prints for a double (`-(2 ** 60)` prints
-/// as `-1152921504606847000`): written as the double's exact integer value, as Python and CairnDB
-/// read it (`-1152921504606846976`).
+/// Integers a JS number carries exactly.
 const EXACT: u64 = 1 << 53;
 
-/// JSON text from the JS layer as a value; `what` names it in the (unexpected) error.
+/// JSON text from JS as a value; `what` names it in messages. A JS number past 2^53 was already
+/// rounded by JS, so integers are kept as the float JS meant (so `1e300` stays a number).
 pub fn js_json(text: &str, what: &str) -> Result<Value> {
     let mut value = crate::codec::json::read(text.as_bytes()).map_err(|e| {
         let why = if e.kind == crate::codec::json::ErrorKind::TooDeep { "is nested too deeply" } else { "is not JSON" };
@@ -37,8 +41,103 @@ fn exact_integers(value: &mut Value) {
     }
 }
 
-/// A value as JSON text for `JSON.parse` (canonical JSON: always valid, and serde_json's
-/// serializer is not compiled in).
+/// A value as JSON text (canonical: what the core writes).
 pub fn text(value: &Value) -> String {
     String::from_utf8(crate::codec::json::to_canonical(value)).unwrap_or_else(|_| "null".into())
+}
+
+/// A call's named arguments (a JSON object the JS layer built from checked options). Each is read
+/// here by name; what a value means (key rules, ttl > 0) is judged by the core.
+pub struct Args(Map<String, Value>);
+
+impl Args {
+    pub fn parse(text: &str) -> Result<Args> {
+        match js_json(text, "the call's arguments")? {
+            Value::Object(map) => Ok(Args(map)),
+            Value::Null => Ok(Args(Map::new())),
+            _ => Err(Error::invalid("the call's arguments must be an object")),
+        }
+    }
+
+    /// A JSON value given by the caller (a claim's value, a state), `None` when absent.
+    pub fn value(&mut self, name: &str) -> Option<Value> {
+        self.0.remove(name).filter(|v| !v.is_null())
+    }
+
+    pub fn text(&self, name: &str) -> Option<String> {
+        self.0.get(name).and_then(Value::as_str).map(str::to_owned)
+    }
+
+    /// A string that must be there (a key).
+    pub fn string(&self, name: &str) -> Result<String> {
+        self.text(name).ok_or_else(|| Error::invalid(format!("{name} is required")))
+    }
+
+    pub fn number(&self, name: &str) -> Option<f64> {
+        self.0.get(name).and_then(Value::as_f64)
+    }
+
+    pub fn flag(&self, name: &str) -> Option<bool> {
+        self.0.get(name).and_then(Value::as_bool)
+    }
+
+    /// A whole number within `u32` (attempts, shards); its range beyond that is the core's to judge.
+    pub fn count(&self, name: &str, what: &str) -> Result<Option<u32>> {
+        match self.number(name) {
+            None => Ok(None),
+            Some(n) if n.fract() == 0.0 => Ok(Some(n.clamp(0.0, f64::from(u32::MAX)) as u32)),
+            Some(_) => Err(Error::invalid(format!("{what} must be an integer"))),
+        }
+    }
+}
+
+/// An object of named fields, for a reply.
+pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
+/// A time as JS milliseconds, or null.
+pub fn millis(at: Option<Timestamp>) -> Value {
+    at.map_or(Value::Null, |t| Value::from(t.as_millis_f64()))
+}
+
+/// What a call resolves to: JSON, and beside it what JSON cannot carry. Crosses as the JSON text
+/// alone when there is nothing beside it (the common case: one string, no object built here).
+#[derive(Default)]
+pub struct Reply {
+    pub json: Value,
+    /// Object bytes (`objects.get`, `waitFor`, `inspect` of bytes).
+    pub bytes: Option<Vec<u8>>,
+    /// A lease handle's period ended during the call: why (a failure record).
+    pub ended: Option<Error>,
+    /// The call failed after it learnt something the handle keeps (a lease snapshot in `json`).
+    pub failure: Option<Error>,
+}
+
+impl From<Value> for Reply {
+    fn from(json: Value) -> Reply {
+        Reply { json, ..Reply::default() }
+    }
+}
+
+impl Reply {
+    pub fn into_js(self) -> JsValue {
+        let json = JsValue::from(text(&self.json));
+        if self.bytes.is_none() && self.ended.is_none() && self.failure.is_none() {
+            return json;
+        }
+        let out = js_sys::Object::new();
+        let set = |k: &str, v: JsValue| drop(js_sys::Reflect::set(&out, &k.into(), &v));
+        set("json", json);
+        if let Some(bytes) = self.bytes {
+            set("bytes", js_sys::Uint8Array::from(bytes.as_slice()).into());
+        }
+        if let Some(e) = self.ended {
+            set("ended", super::errors::to_js(e));
+        }
+        if let Some(e) = self.failure {
+            set("failure", super::errors::to_js(e));
+        }
+        out.into()
+    }
 }

@@ -1,13 +1,15 @@
-//! The JS binding: a thin layer over the core. `convert` holds every JS↔Rust conversion,
-//! `errors` maps core errors onto the package's JS error classes, `stores` builds store handles,
-//! `signal` links AbortSignals to core cancels, `api` exposes the classes.
-//! No panic may cross into JS: nothing here unwraps JS input.
+//! The JS binding: a thin layer over the core, one exported function (`api::call`). `convert`
+//! holds every JS↔Rust conversion (named arguments and replies as JSON text), `errors` maps core
+//! errors onto the package's JS error classes, `stores` builds stores from their JS recipes,
+//! `tables` keeps what lives between calls (bounded, or freed at a known moment), `signal` links
+//! AbortSignals to core cancels. No panic may cross into JS: nothing here unwraps JS input.
 
 mod api;
 mod convert;
 mod errors;
 mod signal;
 mod stores;
+mod tables;
 
 /// The package's allocator (see Cargo.toml): Talc, on a source that grows the wasm memory by an
 /// eighth of its size at least. Talc's own `WasmGrowAndExtend` grows by just enough for the
