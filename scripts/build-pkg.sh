@@ -53,3 +53,9 @@ node scripts/minify-glue.mjs .run/wasm-names.json pkg/fencepost.js pkg/fencepost
 opt=$(stat -c %s pkg/fencepost_bg.wasm)
 gz=$(gzip -9 -c pkg/fencepost_bg.wasm | wc -c)
 echo "pkg/fencepost_bg.wasm: $raw bytes from wasm-bindgen, $opt bytes after wasm-opt, $gz bytes gzipped" >&2
+# The size budget is a gate, not a hope (scripts/size-budget.json).
+budget=$(node -p 'require("./scripts/size-budget.json").wasmGzipBytes')
+if [ "$gz" -gt "$budget" ]; then
+  echo "build-pkg: the wasm is $gz bytes gzipped, over its budget of $budget (scripts/size-budget.json)" >&2
+  exit 1
+fi

@@ -11,3 +11,8 @@ mkdir -p node_modules/fencepost
 tar -xzf "pkg/$tarball" -C node_modules/fencepost --strip-components=1
 size=$(stat -c %s "pkg/$tarball")
 echo "packed pkg/$tarball: $size bytes (gzipped tarball); installed as node_modules/fencepost" >&2
+budget=$(node -p 'require("./scripts/size-budget.json").tarballBytes')
+if [ "$size" -gt "$budget" ]; then
+  echo "install-pkg: the packed tarball is $size bytes, over its budget of $budget (scripts/size-budget.json)" >&2
+  exit 1
+fi

@@ -100,6 +100,7 @@ fn settle(link: Option<Linked>, mut work: Work) -> std::result::Result<JsValue, 
 
 /// The `Fencepost` a recipe names: kept built in the bounded table, or built from the recipe
 /// (`{id, store, now?, clock?, manual?, onEvent?, retry?}`), under the call's cancel.
+#[inline(never)]
 fn fencepost(target: &JsValue, cancel: &Option<Cancel>) -> Result<Fencepost> {
     let r = Settings { object: target, store: "Fencepost" };
     let id = r.number("id").ok_or_else(|| Error::invalid("not a Fencepost"))? as u32;
@@ -107,6 +108,7 @@ fn fencepost(target: &JsValue, cancel: &Option<Cancel>) -> Result<Fencepost> {
     Ok(cancel.as_ref().map_or_else(|| db.clone(), |c| db.with_cancel(c)))
 }
 
+#[inline(never)]
 fn build(r: &Settings<'_>) -> Result<Fencepost> {
     let defaults = RetryPolicy::default();
     let count = |n: Option<f64>| match n {
@@ -143,14 +145,14 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
                     None => run.await?,
                 };
                 let checks = report.checks.into_iter().map(|c| {
-                    object([
+                    object(vec![
                         ("name", c.name.into()),
                         ("ok", c.ok.into()),
                         ("required", c.required.into()),
                         ("detail", c.detail.into()),
                     ])
                 });
-                Ok(object([("ok", report.ok.into()), ("checks", checks.collect())]).into())
+                Ok(object(vec![("ok", report.ok.into()), ("checks", checks.collect())]).into())
             });
         }
         // A store handle's settings judged when it is made (built once here; kept if it is state).
@@ -158,7 +160,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
         "store.counts" => {
             let c = stores::store(target)?.request_counts(a.flag("reset") == Some(true));
             let fields = [("get", c.get), ("put", c.put), ("delete", c.delete), ("list", c.list)];
-            return ready(object(fields.map(|(k, v)| (k, Value::from(v)))));
+            return ready(object(Vec::from(fields.map(|(k, v)| (k, Value::from(v))))));
         }
         "store.inject" => return stores::store(target)?.inject(&a).and_then(|()| ready(Value::Null)),
         "store.limitWrites" => return stores::store(target)?.limit_writes(&a).and_then(|()| ready(Value::Null)),
@@ -178,7 +180,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
         }
         "tables" => {
             let (dbs, held, live) = tables::sizes();
-            return ready(object([("fenceposts", dbs.into()), ("held", held.into()), ("live", live.into())]));
+            return ready(object(vec![("fenceposts", dbs.into()), ("held", held.into()), ("live", live.into())]));
         }
         _ => {}
     }
@@ -193,7 +195,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             work(async move {
                 let c = db.claim_value(&key, value).await?;
                 let fields = [("won", c.won.into()), ("key", c.key.into()), ("value", c.value), ("etag", c.etag.into())];
-                Ok(object(fields).into())
+                Ok(object(Vec::from(fields)).into())
             })
         }
         "lease" => {
@@ -214,7 +216,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
                     .with_lease_value(&key, options, state_fn.as_deref_mut(), async |lease| {
                         // The handle `fn` gets calls through the lease kept alive here.
                         let (id, _) = tables::start_live(lease.clone());
-                        let live = object([("live", id.into()), ("lease", lease.snapshot())]);
+                        let live = object(vec![("live", id.into()), ("lease", lease.snapshot())]);
                         let returned = body.call1(&JsValue::UNDEFINED, &text(&live).into());
                         // The JS layer detaches the entry when this call has settled.
                         let settled = match returned {
@@ -255,7 +257,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
                         ("bytes", Value::Null, Value::Null)
                     }
                 };
-                let json = object([
+                let json = object(vec![
                     ("key", seen.key.into()),
                     ("kind", kind.into()),
                     ("etag", seen.etag.into()),
@@ -274,7 +276,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             work(async move {
                 let pruned = db.prune(&prefix, crate::prune::PruneOptions { older_than, dry_run }).await?;
                 let keys = pruned.keys.into_iter().map(Value::from).collect();
-                Ok(object([("deleted", pruned.deleted.into()), ("kept", pruned.kept.into()), ("keys", keys)]).into())
+                Ok(object(vec![("deleted", pruned.deleted.into()), ("kept", pruned.kept.into()), ("keys", keys)]).into())
             })
         }
         "breakLease" => {
@@ -282,14 +284,14 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             work(async move {
                 let Some(broken) = db.break_lease_value(&key, state).await? else { return Ok(Value::Null.into()) };
                 let fields = [("key", key.into()), ("epoch", broken.epoch.into()), ("previous", lease_view(broken.previous))];
-                Ok(object(fields).into())
+                Ok(object(Vec::from(fields)).into())
             })
         }
         "doc.get" => {
             let doc: crate::doc::Doc = db.doc(&a.string("key")?)?;
             work(async move {
                 let Some(got) = doc.get_value().await? else { return Ok(Value::Null.into()) };
-                Ok(object([("value", got.value), ("etag", got.etag.into())]).into())
+                Ok(object(vec![("value", got.value), ("etag", got.etag.into())]).into())
             })
         }
         "doc.update" => {
@@ -336,7 +338,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             let data = cb.data();
             work(async move {
                 let written = db.objects().put(&key, &data, precondition).await?;
-                Ok(written.map_or(Value::Null, |w| object([("etag", w.etag.into())])).into())
+                Ok(written.map_or(Value::Null, |w| object(vec![("etag", w.etag.into())])).into())
             })
         }
         "objects.delete" => {
@@ -352,14 +354,14 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             work(async move {
                 let page = db.objects().entries_page(&prefix, start_after.as_deref(), cursor.as_deref()).await?;
                 let entries = page.entries.into_iter().map(|e| {
-                    object([
+                    object(vec![
                         ("key", e.key.into()),
                         ("etag", e.etag.into()),
                         ("size", e.size.into()),
                         ("lastModified", millis(e.last_modified)),
                     ])
                 });
-                Ok(object([("entries", entries.collect()), ("next", page.next.into())]).into())
+                Ok(object(vec![("entries", entries.collect()), ("next", page.next.into())]).into())
             })
         }
         "objects.waitFor" => {
@@ -381,6 +383,7 @@ fn ready(json: Value) -> Result<Work> {
 }
 
 /// A lease's options from the call's arguments (absent ones take the core's defaults).
+#[inline(never)]
 fn lease_options(a: &Args) -> Result<LeaseOptions> {
     let ttl = a.number("ttl").ok_or_else(|| Error::invalid("lease options.ttl (seconds) is required"))?;
     let defaults = LeaseOptions::new(ttl);
@@ -425,7 +428,7 @@ fn lease_call(op: &str, db: &Fencepost, mut a: Args, cb: Callbacks, cancel: Opti
             Box::pin(std::future::ready(Ok(Value::Null)))
         }
         "whenEnded" => {
-            let closed = live.and_then(|id| tables::closed(id));
+            let closed = live.and_then(tables::closed);
             return work(async move {
                 let ended = lease.ended().clone();
                 match closed {
@@ -443,7 +446,7 @@ fn lease_call(op: &str, db: &Fencepost, mut a: Args, cb: Callbacks, cancel: Opti
             Ok(v) => (v, None),
             Err(e) => (Value::Null, Some(e)),
         };
-        let json = object([("value", value), ("lease", lease.snapshot())]);
+        let json = object(vec![("value", value), ("lease", lease.snapshot())]);
         Ok(Reply { json, ended: lease.ended().reason(), failure, ..Reply::default() })
     })
 }
@@ -465,13 +468,13 @@ fn keep_alive(lease: Lease, every: Option<f64>, stop: Option<Cancel>, started: F
 fn stored(o: Option<StoredObject>) -> Reply {
     match o {
         None => Value::Null.into(),
-        Some(o) => Reply { json: object([("etag", o.etag.into())]), bytes: Some(o.body), ..Reply::default() },
+        Some(o) => Reply { json: object(vec![("etag", o.etag.into())]), bytes: Some(o.body), ..Reply::default() },
     }
 }
 
 /// A judged lease period (`inspect`'s lease, `breakLease`'s previous one).
 fn lease_view(l: LeaseView) -> Value {
-    object([
+    object(vec![
         ("epoch", l.epoch.into()),
         ("holder", l.holder.into()),
         ("deadlineAt", millis(l.deadline_at)),
@@ -529,7 +532,7 @@ impl Clock for JsClock {
 fn js_listener(f: Function) -> OnEvent {
     Shared::new(move |event: &Event<'_>| {
         let fields = match *event {
-            Event::Request { op, key, status, attempt, ms, outcome } => object([
+            Event::Request { op, key, status, attempt, ms, outcome } => object(vec![
                 ("type", "request".into()),
                 ("op", op.as_str().into()),
                 ("key", key.into()),
@@ -538,7 +541,7 @@ fn js_listener(f: Function) -> OnEvent {
                 ("ms", ms.into()),
                 ("outcome", outcome.into()),
             ]),
-            Event::Call { method, key, requests, ms, outcome } => object([
+            Event::Call { method, key, requests, ms, outcome } => object(vec![
                 ("type", "call".into()),
                 ("method", method.into()),
                 ("key", key.into()),
@@ -547,7 +550,7 @@ fn js_listener(f: Function) -> OnEvent {
                 ("outcome", outcome.into()),
             ]),
             Event::Lease { key, epoch, action, reason } => {
-                let mut e = object([
+                let mut e = object(vec![
                     ("type", "lease".into()),
                     ("key", key.into()),
                     ("epoch", epoch.into()),

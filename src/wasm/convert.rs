@@ -59,29 +59,36 @@ impl Args {
         }
     }
 
-    /// A JSON value given by the caller (a claim's value, a state), `None` when absent.
+    /// A JSON value given by the caller (a claim's value, a state, `create`), `None` when absent
+    /// (JSON null is a value: the JS layer leaves out what was not given).
+    #[inline(never)]
     pub fn value(&mut self, name: &str) -> Option<Value> {
-        self.0.remove(name).filter(|v| !v.is_null())
+        self.0.remove(name)
     }
 
+    #[inline(never)]
     pub fn text(&self, name: &str) -> Option<String> {
         self.0.get(name).and_then(Value::as_str).map(str::to_owned)
     }
 
     /// A string that must be there (a key).
+    #[inline(never)]
     pub fn string(&self, name: &str) -> Result<String> {
         self.text(name).ok_or_else(|| Error::invalid(format!("{name} is required")))
     }
 
+    #[inline(never)]
     pub fn number(&self, name: &str) -> Option<f64> {
         self.0.get(name).and_then(Value::as_f64)
     }
 
+    #[inline(never)]
     pub fn flag(&self, name: &str) -> Option<bool> {
         self.0.get(name).and_then(Value::as_bool)
     }
 
     /// A whole number within `u32` (attempts, shards); its range beyond that is the core's to judge.
+    #[inline(never)]
     pub fn count(&self, name: &str, what: &str) -> Result<Option<u32>> {
         match self.number(name) {
             None => Ok(None),
@@ -91,8 +98,9 @@ impl Args {
     }
 }
 
-/// An object of named fields, for a reply.
-pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+/// An object of named fields, for a reply (one copy in the wasm for every reply's shape).
+#[inline(never)]
+pub fn object(fields: Vec<(&str, Value)>) -> Value {
     Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 

@@ -8,10 +8,10 @@
 // exits non-zero on any failure. Workerd binds 127.0.0.1 only; everything is disposed at the end.
 //
 //   node tests/js/workerd/run.mjs [store ...]     (default: every configured store)
-import { readFileSync } from "node:fs";
 import { dirname, basename, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serverSettings } from "../../../js/support/servers.js";
+import { bundleWorker } from "../../../js/support/workerd-bundle.js";
 
 // Offline: no metrics, no error reports, no cf-object fetch.
 process.env.WRANGLER_SEND_METRICS ??= "false";
@@ -25,51 +25,10 @@ const CASE_TIMEOUT_MS = 120_000;
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../../..");
 
-async function bundle() {
-  const esbuild = await import("esbuild");
-  const wasmFiles = new Map(); // module name in the worker → absolute path
-  const wasmExternal = {
-    name: "wasm-as-compiled-module",
-    setup(build) {
-      build.onResolve({ filter: /\.wasm$/ }, (args) => {
-        const path = resolve(args.resolveDir, args.path);
-        const name = basename(path);
-        if (wasmFiles.has(name) && wasmFiles.get(name) !== path) throw new Error(`two wasm files named ${name}`);
-        wasmFiles.set(name, path);
-        return { path: `./${name}`, external: true };
-      });
-    },
-  };
-  const result = await esbuild.build({
-    entryPoints: [resolve(here, "worker.mjs")],
-    absWorkingDir: root,
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    conditions: ["workerd", "worker", "browser"],
-    mainFields: ["browser", "module", "main"],
-    outfile: resolve(here, "worker.bundle.js"),
-    plugins: [wasmExternal],
-    logLevel: "warning",
-    metafile: true,
-  });
-  // The package must have resolved through its "workerd" condition (not browser.js / node.js).
-  const inputs = Object.keys(result.metafile.inputs).filter((p) => p.includes("node_modules/fencepost/"));
-  if (!inputs.some((p) => p.endsWith("node_modules/fencepost/workerd.js"))) {
-    throw new Error(`fencepost did not resolve to its workerd entry: bundled ${inputs.join(", ")}`);
-  }
-  // In-memory modules, named as if they sat next to worker.mjs (stack traces point here).
-  const modules = [{ type: "ESModule", path: resolve(here, "worker.bundle.js"), contents: result.outputFiles[0].text }];
-  for (const [name, path] of wasmFiles) modules.push({ type: "CompiledWasm", path: resolve(here, name), contents: readFileSync(path) });
-  return { modules, bytes: result.outputFiles[0].contents.length, wasm: [...wasmFiles.values()] };
-}
-
 async function main() {
   const started = Date.now();
   const { Miniflare, Log, LogLevel } = await import("miniflare");
-  const built = await bundle();
+  const built = await bundleWorker(resolve(here, "worker.mjs"), root);
   const settings = serverSettings();
   if (!settings.FENCEPOST_SEAWEED_ENDPOINT) {
     throw new Error("FENCEPOST_SEAWEED_ENDPOINT is not set: run the suite through scripts/test.sh (or start scripts/servers/start.sh)");
