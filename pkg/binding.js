@@ -22,6 +22,12 @@ export const RECIPE = Symbol("fencepost.recipe");
 /** Package-private brand of `fencepost/testing`'s manual clocks. */
 export const MANUAL_CLOCK = Symbol("fencepost.manualClock");
 
+/**
+ * A `Fencepost` as the core builds it: plain data and the user's functions, nothing of the core's.
+ * @typedef {{id: number, store: object, now?: Function, storeClock: boolean, manual?: object,
+ *   onEvent?: Function, maxAttempts?: number, baseDelay?: number, maxDelay?: number}} Recipe
+ */
+
 let lastId = 0;
 /** A fresh id for a handle's recipe (the core's tables are keyed by it). */
 export function nextId() {

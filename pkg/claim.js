@@ -6,7 +6,7 @@ import { run } from "./binding.js";
 
 /**
  * `{won, key, value, etag}`.
- * @param {import("./db.js").Recipe} db @param {string} key @param {unknown} value @param {any} opts
+ * @param {import("./binding.js").Recipe} db @param {string} key @param {unknown} value @param {any} opts
  * @returns {Promise<{won: boolean, key: string, value: any, etag: string}>}
  */
 export async function claim(db, key, value, opts) {

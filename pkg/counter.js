@@ -7,7 +7,7 @@ import { run } from "./binding.js";
 
 /**
  * `db.counter(key, {shards})`: the handle (plain data: no request, nothing held).
- * @param {import("./db.js").Recipe} db @param {string} key @param {any} opts
+ * @param {import("./binding.js").Recipe} db @param {string} key @param {any} opts
  */
 export function openCounter(db, key, opts) {
   string(key, "key");
@@ -21,7 +21,7 @@ export class Counter {
   #shards;
 
   /** @internal */
-  constructor(/** @type {import("./db.js").Recipe} */ db, /** @type {string} */ key, /** @type {number | undefined} */ shards) {
+  constructor(/** @type {import("./binding.js").Recipe} */ db, /** @type {string} */ key, /** @type {number | undefined} */ shards) {
     if (key === undefined) throw new InvalidArgument("a Counter is made by db.counter(key)");
     this.#db = db;
     /** @readonly */

@@ -20,7 +20,7 @@ const RETRY_OPTIONS = /** @type {const} */ ({ maxAttempts: "number", baseDelay: 
 
 /** `new Fencepost(store, options?)`: claim, lease, doc and objects on one store. */
 export class Fencepost {
-  /** What the core builds this `Fencepost` from. @type {Recipe} */
+  /** What the core builds this `Fencepost` from. @type {import("./binding.js").Recipe} */
   #recipe;
   /** @type {Objects | undefined} */
   #objects;
@@ -102,11 +102,6 @@ export class Fencepost {
 }
 pinNames({ Fencepost });
 
-/**
- * A `Fencepost` as the core builds it: plain data and the user's functions, nothing of the core's.
- * @typedef {{id: number, store: object, now?: Function, storeClock: boolean, manual?: object,
- *   onEvent?: Function, maxAttempts?: number, baseDelay?: number, maxDelay?: number}} Recipe
- */
 
 /** `objects(store, options?)`: layer 0 on its own (the same as `new Fencepost(store, options).objects`). */
 export function objects(/** @type {any} */ store, /** @type {any} */ settings) {

@@ -11,7 +11,7 @@ const UPDATE_OPTIONS = /** @type {const} */ ({ create: "any", maxAttempts: "numb
 /**
  * `db.doc(key, {schema})`: the handle (plain data; the version it last saw is remembered by the
  * `Fencepost`, for every handle on the key).
- * @param {import("./db.js").Recipe} db @param {string} key @param {any} opts
+ * @param {import("./binding.js").Recipe} db @param {string} key @param {any} opts
  */
 export function openDoc(db, key, opts) {
   string(key, "key");
@@ -28,7 +28,7 @@ export class Doc {
   #schema;
 
   /** @internal */
-  constructor(/** @type {import("./db.js").Recipe} */ db, /** @type {string} */ key, /** @type {any} */ schema) {
+  constructor(/** @type {import("./binding.js").Recipe} */ db, /** @type {string} */ key, /** @type {any} */ schema) {
     if (key === undefined) throw new InvalidArgument("a Doc is made by db.doc(key)");
     this.#db = db;
     /** @readonly */

@@ -205,7 +205,7 @@ pinNames(ERRORS);
 
 const byCode = new Map(Object.values(ERRORS).map((C) => [C.code, C]));
 
-/** The property that marks a failure record of the core (see `src/wasm/errors.rs`). */
+/** The property that marks a failure record of the core (see `binding/src/errors.rs`). */
 const MARK = "__fencepost";
 
 /**

@@ -9,7 +9,7 @@ import { leaseView } from "./lease.js";
 /**
  * `db.inspect(key)`: `null` when absent, else `{key, etag, size, lastModified, kind, value}` and,
  * for a lease, `lease: {epoch, holder, deadlineAt, expired, released, expiresIn, state}`.
- * @param {import("./db.js").Recipe} db
+ * @param {import("./binding.js").Recipe} db
  * @param {string} key @param {any} opts
  */
 export async function inspect(db, key, opts) {
@@ -30,7 +30,7 @@ const PRUNE_OPTIONS = /** @type {const} */ ({ olderThan: "number", dryRun: "bool
 /**
  * `db.prune(prefix, {olderThan, dryRun?})`: delete the objects under `prefix` last modified more
  * than `olderThan` seconds ago, never a held lease; `{deleted, kept, keys}`.
- * @param {import("./db.js").Recipe} db
+ * @param {import("./binding.js").Recipe} db
  * @param {string} prefix @param {any} opts
  */
 export async function prune(db, prefix, opts) {

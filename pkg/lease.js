@@ -7,7 +7,7 @@ import { SIGNAL_ONLY, func, options, string } from "./options.js";
 import { jsonCallback, toJson } from "./json.js";
 import { ASYNC_DISPOSE, inspectable, run, runSync, start } from "./binding.js";
 
-/** @typedef {import("./db.js").Recipe} Db */
+/** @typedef {import("./binding.js").Recipe} Db */
 /**
  * A lease handle as plain data (the core's `Lease::snapshot`): rebuilt by the core for each call.
  * @typedef {{key: string, holder: string, epoch: number, ttl: number, etag: string | null, deadline: string,
@@ -311,7 +311,14 @@ export class Lease {
       this.#live = live;
     };
     const args = { lease: this.#snapshot, every: every ?? undefined };
-    const running = start("lease.keepAlive", this.#db, { args, callbacks: { fn: started }, signal: stop.signal });
+    /** @type {Promise<unknown>} */
+    let running;
+    try {
+      running = start("lease.keepAlive", this.#db, { args, callbacks: { fn: started }, signal: stop.signal });
+    } catch (e) {
+      this[DETACH](); // refused at once (a bad interval): the core's entry goes with it
+      throw e;
+    }
     // However it ends (stopped, released, lost), the handle takes its snapshot back from the core.
     const done = running.then(
       () => this[DETACH](),

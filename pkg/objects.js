@@ -14,7 +14,7 @@ export class Objects {
   #db;
 
   /** @internal */
-  constructor(/** @type {import("./stores.js").Store} */ store, /** @type {import("./db.js").Recipe} */ db) {
+  constructor(/** @type {import("./stores.js").Store} */ store, /** @type {import("./binding.js").Recipe} */ db) {
     if (db === undefined) throw new InvalidArgument("Objects are made by db.objects or objects(store)");
     /** @readonly */
     this.store = store;

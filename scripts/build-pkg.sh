@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the npm package in pkg/: the Rust core for wasm32, wasm-bindgen's `web` glue, wasm-opt.
+# Builds the npm package in pkg/: its JS binding (binding/, over the Rust core) for wasm32,
+# wasm-bindgen's `web` glue, wasm-opt.
 # The hand-written files of pkg/ (package.json, the JS layer, index.d.ts, testing.d.ts) are committed;
 # what this writes there is ignored by git.
 set -euo pipefail
@@ -16,14 +17,14 @@ bash scripts/setup.sh wasm node >&2
 # wasm tests and everything native build as usual. A toolchain whose -Z options differ falls back
 # to the plain build, saying so (the package then works the same, 6.6 KB larger).
 if ! RUSTC_BOOTSTRAP=1 CARGO_PROFILE_RELEASE_PANIC=immediate-abort \
-    cargo build --lib --target wasm32-unknown-unknown --release --features js \
+    cargo build -p fencepost-js --lib --target wasm32-unknown-unknown --release \
       -Zbuild-std=std,panic_abort -Zpanic-immediate-abort; then
   echo "build-pkg: std could not be rebuilt with immediate-abort panics; building with the shipped std" >&2
-  cargo build --lib --target wasm32-unknown-unknown --release --features js
+  cargo build -p fencepost-js --lib --target wasm32-unknown-unknown --release
 fi
 # With the types of the wasm boundary (fencepost.d.ts), which the JS layer is checked against.
 wasm-bindgen --target web --out-dir pkg --out-name fencepost \
-  target/wasm32-unknown-unknown/release/fencepost.wasm
+  target/wasm32-unknown-unknown/release/fencepost_js.wasm
 # The JS layer type-checked (a call into the core with arguments in the wrong order, number or type
 # fails here) and its declarations written; the error classes' types ship as written from errors.js
 # itself, and index.d.ts and testing.d.ts are held to the rest, so neither can drift from the code.

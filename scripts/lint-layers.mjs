@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The house rule, checked: every module imports only from the layers below it.
 //
-// Rust: the layers are read from the comment at the top of src/lib.rs (bottom first; one line per
+// Rust: the layers of each crate (the core, src/; the JS binding, binding/src/) are read from the
+// comment at the top of its lib.rs (bottom first; one line per
 // layer, its modules before the first double space), so the rule and its statement cannot drift.
 // A `crate::m` path in code (comments and unit-test modules aside) must name a module of a lower
 // layer, or the file's own module; nothing names the crate root (lib.rs only declares and
@@ -21,10 +22,10 @@ const problems = [];
 
 // ------------------------------------------------------------------------------------ Rust
 
-function rustLayers() {
-  const lib = readFileSync(join(root, "src/lib.rs"), "utf8").split("\n");
+function rustLayers(/** @type {string} */ src) {
+  const lib = readFileSync(join(root, src, "lib.rs"), "utf8").split("\n");
   const start = lib.findIndex((l) => /^\/\/ .*From the bottom:/.test(l));
-  if (start < 0) throw new Error("src/lib.rs: no layer list (a comment line ending 'From the bottom:')");
+  if (start < 0) throw new Error(`${src}/lib.rs: no layer list (a comment line ending 'From the bottom:')`);
   const layers = new Map();
   let level = 0;
   for (const line of lib.slice(start + 1)) {
@@ -72,42 +73,43 @@ const mayUse = (part, other) =>
   (other === KIT && BACKENDS.includes(part)) ||
   (part !== KIT && other !== KIT && !BACKENDS.includes(part) && !BACKENDS.includes(other));
 
-function checkRust() {
-  const layers = rustLayers();
+/** One crate's sources (`src`: the core; `binding/src`: the JS binding, above the whole core). */
+function checkRust(/** @type {string} */ src) {
+  const layers = rustLayers(src);
   let files = 0;
-  for (const path of walk(join(root, "src"))) {
+  for (const path of walk(join(root, src))) {
     if (!path.endsWith(".rs")) continue;
-    const rel = relative(join(root, "src"), path);
+    const rel = relative(join(root, src), path);
     if (rel === "lib.rs" || basename(rel) === "tests.rs") continue;
     files++;
     const parts = rel.replace(/\.rs$/, "").split("/");
     const own = parts[0];
     if (!layers.has(own)) {
-      problems.push(`src/${rel}: module \`${own}\` is in no layer of src/lib.rs`);
+      problems.push(`${src}/${rel}: module \`${own}\` is in no layer of src/lib.rs`);
       continue;
     }
     const storePart = own === "store" && parts.length > 1 && parts[1] !== "mod" ? parts[1] : null;
     for (const [n, code] of codeLines(readFileSync(path, "utf8"))) {
       // `use crate::{a, b}` names the root's re-exports.
-      if (/\bcrate::\{/.test(code)) problems.push(`src/${rel}:${n}: imports from the crate root (lib.rs only re-exports)`);
+      if (/\bcrate::\{/.test(code)) problems.push(`${src}/${rel}:${n}: imports from the crate root (lib.rs only re-exports)`);
       for (const [, target] of code.matchAll(/\bcrate::(\w+)/g)) {
         if (target === own) {
           const sub = new RegExp(`\\bcrate::store::(${STORE_PARTS.join("|")})\\b`).exec(code);
           if (storePart && sub && !mayUse(storePart, sub[1])) {
-            problems.push(`src/${rel}:${n}: store/${storePart} uses store/${sub[1]} (a backend uses no other store part; a decorator no backend)`);
+            problems.push(`${src}/${rel}:${n}: store/${storePart} uses store/${sub[1]} (a backend uses no other store part; a decorator no backend)`);
           }
           continue;
         }
         if (!layers.has(target)) {
-          problems.push(`src/${rel}:${n}: \`crate::${target}\` is the crate root's, not a module (import it from its module)`);
+          problems.push(`${src}/${rel}:${n}: \`crate::${target}\` is the crate root's, not a module (import it from its module)`);
         } else if (layers.get(target) >= layers.get(own)) {
-          problems.push(`src/${rel}:${n}: \`${own}\` (layer ${layers.get(own)}) uses \`${target}\` (layer ${layers.get(target)}): imports go only downward`);
+          problems.push(`${src}/${rel}:${n}: \`${own}\` (layer ${layers.get(own)}) uses \`${target}\` (layer ${layers.get(target)}): imports go only downward`);
         }
       }
       if (storePart) {
         for (const [, sibling] of code.matchAll(/\bsuper::(\w+)/g)) {
           if (STORE_PARTS.includes(sibling) && !mayUse(storePart, sibling) && parts.length === 2) {
-            problems.push(`src/${rel}:${n}: store/${storePart} uses store/${sibling} (a backend uses no other store part; a decorator no backend)`);
+            problems.push(`${src}/${rel}:${n}: store/${storePart} uses store/${sibling} (a backend uses no other store part; a decorator no backend)`);
           }
         }
       }
@@ -167,7 +169,7 @@ function checkJs() {
   return graph.size;
 }
 
-const rustFiles = checkRust();
+const rustFiles = checkRust("src") + checkRust("binding/src");
 const jsFiles = checkJs();
 for (const p of problems) console.log(p);
 console.log(`layers: ${rustFiles} Rust files, ${jsFiles} JS files checked, ${problems.length} violation(s)`);

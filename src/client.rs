@@ -128,7 +128,8 @@ impl Fencepost {
     }
 
     /// [`Fencepost::claim`] of a JSON value, the form every binding calls (no serde round trip).
-    pub(crate) async fn claim_value(&self, key: &str, value: Value) -> Result<Claim> {
+    #[doc(hidden)]
+    pub async fn claim_value(&self, key: &str, value: Value) -> Result<Claim> {
         let (objects, call) = self.objects.call("claim");
         Call::end(call, &self.objects, key, claim::claim(&objects, key, value).await)
     }
@@ -162,7 +163,8 @@ impl Fencepost {
     }
 
     /// [`Fencepost::lease`] with a JSON transition, the form the bindings call.
-    pub(crate) async fn lease_value(
+    #[doc(hidden)]
+    pub async fn lease_value(
         &self,
         key: &str,
         options: LeaseOptions,
@@ -234,8 +236,8 @@ impl Fencepost {
     }
 
     /// [`Fencepost::with_lease`] with a JSON transition at acquisition, the form the bindings call.
-    #[cfg(all(target_arch = "wasm32", feature = "js"))]
-    pub(crate) async fn with_lease_value<T, E, F>(
+    #[doc(hidden)]
+    pub async fn with_lease_value<T, E, F>(
         &self,
         key: &str,
         options: LeaseOptions,
@@ -274,7 +276,8 @@ impl Fencepost {
     }
 
     /// [`Fencepost::cooperative_write`] with a JSON transition, the form the bindings call.
-    pub(crate) async fn cooperative_write_value(&self, key: &str, f: &mut Transition<'_>) -> Result<Option<Value>> {
+    #[doc(hidden)]
+    pub async fn cooperative_write_value(&self, key: &str, f: &mut Transition<'_>) -> Result<Option<Value>> {
         let (objects, call) = self.objects.call("cooperativeWrite");
         Call::end(call, &self.objects, key, acquire::cooperative_write(&objects, key, f).await)
     }
@@ -377,7 +380,8 @@ impl Fencepost {
     }
 
     /// [`Fencepost::break_lease`] with the state as JSON, the form the bindings call.
-    pub(crate) async fn break_lease_value(&self, key: &str, state: Option<Value>) -> Result<Option<Broken>> {
+    #[doc(hidden)]
+    pub async fn break_lease_value(&self, key: &str, state: Option<Value>) -> Result<Option<Broken>> {
         let (objects, call) = self.objects.call("breakLease");
         Call::end(call, &self.objects, key, break_lease::break_lease(&objects, key, state).await)
     }

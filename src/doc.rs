@@ -127,7 +127,8 @@ impl<T> Doc<T> {
     }
 
     /// [`Doc::update_with`] of a JSON transition, the form the bindings call.
-    pub(crate) async fn update_value(
+    #[doc(hidden)]
+    pub async fn update_value(
         &self,
         f: &mut Transition<'_>,
         create: Option<Value>,
@@ -139,7 +140,8 @@ impl<T> Doc<T> {
     }
 
     /// [`Doc::get`] as JSON, the form the bindings call.
-    pub(crate) async fn get_value(&self) -> Result<Option<DocValue>> {
+    #[doc(hidden)]
+    pub async fn get_value(&self) -> Result<Option<DocValue>> {
         let (objects, call) = self.objects.call("doc.get");
         Call::end(call, &self.objects, &self.key, read(&objects, &self.key).await)
     }

@@ -59,7 +59,6 @@
 //! | `gcs-service-account` | `store::gcs::RsaSigner` and `ServiceAccount::from_json` (native only): the GCS store gets its tokens from a service account's JSON key (an RS256 JWT signed with the `rsa` crate). |
 //! | `object_store` | `store::object_store::ObjectStoreAdapter` (native only): any `Arc<dyn object_store::ObjectStore>` of the Apache Arrow crate with conditional puts (S3, Azure, memory; the local filesystem creates only) as a store. |
 //! | `worker` | `store::r2::R2Store::from_bucket` (wasm32 only): the R2 store from a workers-rs `worker::Bucket`. |
-//! | `js` | The npm package's JS binding (wasm32 only): the classes and functions its JS layer calls. A crate depending on fencepost leaves it off (its wasm then carries none of them). |
 //!
 //! # Runtimes and threads
 //!
@@ -107,7 +106,10 @@
 //   counter     the sharded counter, made of docs
 //   inspect, prune, check      what an operator reads, cleans up and checks
 //   client      `Fencepost`: the whole API, each method a short delegation
-//   testing, wasm          the test toolkit and the npm package's JS binding
+//   testing     the test toolkit
+//
+// The npm package's JS binding is a crate of its own (binding/), over the public API and the
+// `__private` items below.
 
 mod base;
 mod check;
@@ -124,9 +126,6 @@ mod prune;
 pub mod store;
 pub mod testing;
 mod time;
-
-#[cfg(all(target_arch = "wasm32", feature = "js"))]
-mod wasm;
 
 pub use base::cancel::{Cancel, Cancelled};
 pub use base::error::{Error, LostReason, Result, StorageFailure};
@@ -147,6 +146,18 @@ pub use objects::transition::{Transition, transition};
 pub use objects::{Objects, WaitOptions, Written};
 pub use prune::{PruneOptions, Pruned};
 pub use time::{Clock, ClockSource, Timestamp};
+
+/// What fencepost's own JS binding (the `fencepost-js` crate in `binding/`, from which the npm
+/// package is built) uses of the core beyond its public API: the JSON-level forms of the calls,
+/// the host's Promise seam. Not a stable API; it changes with the binding.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::base::error::quoted;
+    pub use crate::codec::json::{ErrorKind as JsonErrorKind, read as read_json, to_canonical};
+    pub use crate::counter::DEFAULT_SHARDS;
+    #[cfg(target_arch = "wasm32")]
+    pub use crate::host::{io::requests_in_flight, promise::settled};
+}
 
 /// The Rust guide's examples (docs/rust.md), compiled and run as doctests.
 #[cfg(doctest)]

@@ -129,7 +129,7 @@ impl Error {
 
 /// `s` in double quotes for a message, `"` `\\` and control characters escaped (JSON-style), other
 /// characters as they are. Not `{:?}`: `str`'s `Debug` brings Unicode tables into the wasm.
-pub(crate) fn quoted(s: &str) -> impl fmt::Display + '_ {
+pub fn quoted(s: &str) -> impl fmt::Display + '_ {
     struct Quoted<'a>(&'a str);
     impl fmt::Display for Quoted<'_> {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

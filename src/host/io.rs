@@ -8,8 +8,8 @@ thread_local! {
 /// Store requests on the network in this thread right now (S3 and R2 I/O; the memory store has
 /// none). A manual clock's driver waits for them to settle before moving time on, so a renewal
 /// woken by `advance()` completes against a real store before the next due instant.
-#[cfg(all(target_arch = "wasm32", feature = "js"))]
-pub(crate) fn requests_in_flight() -> usize {
+#[cfg(target_arch = "wasm32")]
+pub fn requests_in_flight() -> usize {
     IN_FLIGHT.with(|n| n.get())
 }
 

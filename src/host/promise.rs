@@ -74,7 +74,7 @@ impl Future for HostCall {
 
 /// `value` (a Promise, a thenable or a plain value) once settled: `Ok` fulfilled, `Err` rejected.
 /// Listens at once, like `JsFuture::from`, not when first polled.
-pub(crate) fn settled(value: &JsValue) -> impl Future<Output = Result<JsValue, JsValue>> + 'static {
+pub fn settled(value: &JsValue) -> impl Future<Output = Result<JsValue, JsValue>> + 'static {
     let (call, callback) = HostCall::new();
     let thrown = crate::host::sys::on_settled(value, &callback).err();
     if thrown.is_some() {

@@ -434,7 +434,8 @@ impl<T> Lease<T> {
 
     /// Read-modify-write of the state, guarded; `f` sees the freshest state (it runs again after a
     /// cooperative write). Returns the state written.
-    pub(crate) async fn update_state_value(&self, f: &mut Transition<'_>) -> Result<Value> {
+    #[doc(hidden)]
+    pub async fn update_state_value(&self, f: &mut Transition<'_>) -> Result<Value> {
         self.guarded_write("lease.updateState", &mut |v: &View| {
             let (state, deadline_at) = (v.state.clone(), v.deadline_at);
             let next = f(state);
@@ -444,7 +445,8 @@ impl<T> Lease<T> {
     }
 
     /// Replace the state, guarded (unseen cooperative writes are discarded).
-    pub(crate) async fn write_value(&self, state: Value) -> Result<Value> {
+    #[doc(hidden)]
+    pub async fn write_value(&self, state: Value) -> Result<Value> {
         let state = checked(state)?;
         self.guarded_write("lease.write", &mut |v: &View| {
             let p = Proposal { keep_holder: true, deadline_at: v.deadline_at, state: state.clone() };
@@ -455,7 +457,8 @@ impl<T> Lease<T> {
 
     /// Give the lease up: holder = null, deadline = now, optionally a final state (otherwise the
     /// current one, cooperative writes included). The document stays, so epochs keep increasing.
-    pub(crate) async fn release_value(&self, final_state: Option<Value>) -> Result<()> {
+    #[doc(hidden)]
+    pub async fn release_value(&self, final_state: Option<Value>) -> Result<()> {
         let final_state = final_state.map(checked).transpose()?;
         let now = self.objects.now()?;
         self.guarded_write("lease.release", &mut |v: &View| {

@@ -40,7 +40,7 @@ impl Timestamp {
 
     /// A JS time (milliseconds, `Date.now()`'s unit), to the nearest microsecond.
     #[cfg(target_arch = "wasm32")]
-    pub(crate) fn from_millis_f64(millis: f64) -> Timestamp {
+    pub fn from_millis_f64(millis: f64) -> Timestamp {
         Timestamp((millis * 1000.0).round() as i64)
     }
 

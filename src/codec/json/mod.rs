@@ -11,7 +11,7 @@ use crate::base::number::python_float_repr;
 
 mod read;
 
-pub(crate) use read::{ErrorKind, read};
+pub use read::{ErrorKind, read};
 
 /// Encode `value` canonically.
 pub fn to_canonical(value: &Value) -> Vec<u8> {

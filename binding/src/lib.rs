@@ -1,8 +1,20 @@
-//! The JS binding: a thin layer over the core, one exported function (`api::call`). `convert`
+//! fencepost's JS binding, from which the npm package's wasm is built: a thin layer over the core
+//! (the `fencepost` crate, which knows nothing of JS), one exported function (`api::call`). `convert`
 //! holds every JS↔Rust conversion (named arguments and replies as JSON text), `errors` maps core
 //! errors onto the package's JS error classes, `stores` builds stores from their JS recipes,
 //! `tables` keeps what lives between calls (bounded, or freed at a known moment), `signal` links
 //! AbortSignals to core cancels. No panic may cross into JS: nothing here unwraps JS input.
+
+#![cfg(target_arch = "wasm32")]
+
+// The house rule (checked by the lint stage, scripts/lint-layers.mjs): each module imports only
+// from the layers below it; the core (`fencepost`) is below them all. From the bottom:
+//
+//   errors, signal      failure records, AbortSignals
+//   convert     JS values ↔ the core's (named arguments, replies)
+//   tables      what lives between calls: built Fenceposts, leases under keep-alive
+//   stores      stores and clocks from their JS recipes, the stateful ones held
+//   api         the one exported call
 
 mod api;
 mod convert;

@@ -3,23 +3,26 @@
 //! `faultStore(store)` and `manualClock()`. A JS store handle is plain data (its kind, id and
 //! settings); the store is built here when a `Fencepost` on it is (see `tables`).
 
-use crate::base::error::quoted;
-use crate::base::sync::Shared;
+use fencepost::__private::quoted;
+use fencepost::Shared;
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
 
-use super::convert::Args;
-use super::tables::{self, Held};
-use crate::base::error::{Error, Result};
-use crate::host::clock::SystemClock;
-use crate::store::azure::{AzureConfig, AzureStore};
-use crate::store::fault::{FaultStore, Injected, Rule};
-use crate::store::gcs::{AccessToken, GcsConfig, GcsStore, Rs256Signer, ServiceAccount, TokenSource};
-use crate::store::r2::R2Store;
-use crate::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
-use crate::store::{CountingStore, FailureKind, MemoryStore, ObjectStore, Op, PrefixStore, RequestCounts, StoreError};
-use crate::time::{Clock, ManualClock, Timestamp};
+use crate::convert::Args;
+use crate::tables::find;
+use fencepost::SystemClock;
+use fencepost::store::azure::{AzureConfig, AzureStore};
+use fencepost::store::gcs::{AccessToken, GcsConfig, GcsStore, Rs256Signer, ServiceAccount, TokenSource};
+use fencepost::store::r2::R2Store;
+use fencepost::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
+use fencepost::store::{
+    CountingStore, FailureKind, MemoryStore, ObjectStore, Op, PrefixStore, RequestCounts, StoreError,
+};
+use fencepost::testing::ManualClock;
+use fencepost::testing::{FaultStore, Injected, Rule};
+use fencepost::{Clock, Timestamp};
+use fencepost::{Error, Result};
 
 /// A store as the binding keeps it: the store, and for counting and fault stores their counts and
 /// rules (a memory, counting or fault store is state: kept in the held table under its JS id).
@@ -283,12 +286,12 @@ struct JsTokenSource(js_sys::Function);
 
 #[async_trait::async_trait(?Send)]
 impl TokenSource for JsTokenSource {
-    async fn token(&self) -> crate::store::StoreResult<AccessToken> {
+    async fn token(&self) -> fencepost::store::StoreResult<AccessToken> {
         let failed = |why: String| {
             StoreError::new(FailureKind::Fatal, Some("TokenFailed"), None, format!("getAccessToken: {why}"))
         };
         let value = self.0.call0(&JsValue::UNDEFINED).map_err(|e| failed(thrown_text(&e)))?;
-        let value = crate::host::promise::settled(&value).await.map_err(|e| failed(thrown_text(&e)))?;
+        let value = fencepost::__private::settled(&value).await.map_err(|e| failed(thrown_text(&e)))?;
         match value.as_string().filter(|t| !t.is_empty()) {
             Some(token) => Ok(AccessToken { token, expires_at: None }),
             None => Err(failed("did not give a token string".into())),
@@ -304,7 +307,7 @@ impl Rs256Signer for JsSigner {
     async fn sign(&self, message: &[u8]) -> std::result::Result<Vec<u8>, String> {
         let bytes = js_sys::Uint8Array::from(message);
         let value = self.0.call1(&JsValue::UNDEFINED, &bytes).map_err(|e| thrown_text(&e))?;
-        let value = crate::host::promise::settled(&value).await.map_err(|e| thrown_text(&e))?;
+        let value = fencepost::__private::settled(&value).await.map_err(|e| thrown_text(&e))?;
         Ok(js_sys::Uint8Array::new(&value).to_vec())
     }
 }
@@ -337,14 +340,53 @@ pub fn store(recipe: &JsValue) -> Result<Store> {
         Some("s3") => s3_store(&r.field("settings")),
         Some("azure") => azure_store(&r.field("settings")),
         Some("gcs") => gcs_store(&r.field("settings")),
-        Some("r2") => prefixed(Shared::new(R2Store::from_js(r.field("bucket"))?), &r.text("prefix").unwrap_or_default()),
+        Some("r2") => {
+            prefixed(Shared::new(R2Store::from_js(r.field("bucket"))?), &r.text("prefix").unwrap_or_default())
+        }
         _ => Err(Error::invalid("not a store handle")),
     }
 }
 
+/// Stores and clocks that *are* state (a memory store's objects, a counting store's counts, a
+/// fault store's rules, a manual clock's time), kept under their JS handle's id from their first
+/// use until the handle says `drop` (which the JS layer does when the handle is collected, where
+/// the runtime collects): the user's own data, as a `Map` of theirs would be.
+#[derive(Clone)]
+enum Held {
+    Store(Store),
+    Clock(ManualClock),
+}
+
+thread_local! {
+    static HELD: std::cell::RefCell<Vec<(u32, Held)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The resource held under `id`, made by `make` on first use.
+fn held(id: u32, make: impl FnOnce() -> Result<Held>) -> Result<Held> {
+    if let Some(found) = HELD.with(|h| {
+        let h = h.borrow();
+        find(&h, id).map(|at| h[at].1.clone())
+    }) {
+        return Ok(found);
+    }
+    let made = make()?;
+    HELD.with(|h| h.borrow_mut().push((id, made.clone())));
+    Ok(made)
+}
+
+/// The JS handle `id` is gone: forget what was held for it.
+pub fn forget(id: u32) {
+    HELD.with(|h| h.borrow_mut().retain(|(i, _)| *i != id));
+}
+
+/// Resources held now.
+pub fn held_count() -> usize {
+    HELD.with(|h| h.borrow().len())
+}
+
 /// The store held under `id`, made by `make` on first use.
 fn held_store(id: u32, make: impl FnOnce() -> Result<Store>) -> Result<Store> {
-    match tables::held(id, || make().map(Held::Store))? {
+    match held(id, || make().map(Held::Store))? {
         Held::Store(store) => Ok(store),
         Held::Clock(_) => Err(Error::invalid("not a store handle")),
     }
@@ -354,7 +396,7 @@ fn held_store(id: u32, make: impl FnOnce() -> Result<Store>) -> Result<Store> {
 /// only when told to, and every wait fencepost makes on it is a timer that `stepUntil` fires.
 pub fn manual_clock(recipe: &JsValue) -> Result<ManualClock> {
     let r = Settings { object: recipe, store: "manualClock" };
-    let made = tables::held(r.number("id").unwrap_or(0.0) as u32, || match r.number("start") {
+    let made = held(r.number("id").unwrap_or(0.0) as u32, || match r.number("start") {
         None => Ok(Held::Clock(ManualClock::starting_2026())),
         Some(ms) => {
             let start = Timestamp::from_millis_f64(ms);

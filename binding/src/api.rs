@@ -17,26 +17,26 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use super::convert::{Args, Reply, js_json, millis, object, text};
-use super::errors::to_js;
-use super::signal::{AbortSignal, Linked};
-use super::stores::{self, Settings};
-use super::tables;
-use crate::base::cancel::Cancel;
-use crate::base::error::{Error, Result};
-use crate::base::future::BoxFuture;
-use crate::base::sync::Shared;
-use crate::client::{Fencepost, Options};
-use crate::doc::DEFAULT_MAX_ATTEMPTS;
-use crate::host::clock::SystemClock;
-use crate::inspect::Held;
-use crate::lease::{Lease, LeaseOptions, LeaseView};
-use crate::objects::WaitOptions;
-use crate::objects::events::{Event, OnEvent};
-use crate::objects::retry::RetryPolicy;
-use crate::objects::transition::Transition;
-use crate::store::{Precondition, StoredObject};
-use crate::time::{Clock, ClockSource, Timestamp};
+use crate::convert::{Args, Reply, js_json, millis, object, text};
+use crate::errors::to_js;
+use crate::signal::{AbortSignal, Linked};
+use crate::stores::{self, Settings};
+use crate::tables;
+use fencepost::BoxFuture;
+use fencepost::Cancel;
+use fencepost::Shared;
+use fencepost::{Error, Result};
+use fencepost::{Fencepost, Options};
+
+use fencepost::Held;
+use fencepost::RetryPolicy;
+use fencepost::SystemClock;
+use fencepost::Transition;
+use fencepost::WaitOptions;
+use fencepost::store::{Precondition, StoredObject};
+use fencepost::{Clock, ClockSource, Timestamp};
+use fencepost::{Event, OnEvent};
+use fencepost::{Lease, LeaseOptions, LeaseView};
 
 /// What a call hands over besides its JSON arguments.
 struct Callbacks(JsValue);
@@ -139,7 +139,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
         "checkStore" => {
             let store = stores::store(target)?.inner;
             return work(async move {
-                let run = crate::check::check_store(store);
+                let run = fencepost::check_store(store);
                 let report = match cancel {
                     Some(cancel) => cancel.run(run).await??,
                     None => run.await?,
@@ -168,18 +168,22 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             stores::store(target)?.clear_faults();
             return ready(Value::Null);
         }
-        "clock.now" => return ready(stores::manual_clock(target)?.now().map_or(Value::Null, |t| t.as_millis_f64().into())),
+        "clock.now" => {
+            return ready(stores::manual_clock(target)?.now().map_or(Value::Null, |t| t.as_millis_f64().into()));
+        }
         "clock.stepUntil" => {
             let until = a.number("until").ok_or_else(|| Error::invalid("until is required"))?;
             return ready(stores::manual_clock(target)?.step_until(Timestamp::from_millis_f64(until)).into());
         }
-        "clock.ioInFlight" => return ready((crate::host::io::requests_in_flight() as u32).into()),
+        "clock.ioInFlight" => return ready((fencepost::__private::requests_in_flight() as u32).into()),
         "drop" => {
-            tables::drop_id(a.number("id").unwrap_or(0.0) as u32);
+            let id = a.number("id").unwrap_or(0.0) as u32;
+            stores::forget(id);
+            tables::forget(id);
             return ready(Value::Null);
         }
         "tables" => {
-            let (dbs, held, live) = tables::sizes();
+            let ((dbs, live), held) = (tables::sizes(), stores::held_count());
             return ready(object(vec![("fenceposts", dbs.into()), ("held", held.into()), ("live", live.into())]));
         }
         _ => {}
@@ -194,7 +198,8 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             let (key, value) = (a.string("key")?, a.value("value").unwrap_or(Value::Null));
             work(async move {
                 let c = db.claim_value(&key, value).await?;
-                let fields = [("won", c.won.into()), ("key", c.key.into()), ("value", c.value), ("etag", c.etag.into())];
+                let fields =
+                    [("won", c.won.into()), ("key", c.key.into()), ("value", c.value), ("etag", c.etag.into())];
                 Ok(object(Vec::from(fields)).into())
             })
         }
@@ -220,7 +225,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
                         let returned = body.call1(&JsValue::UNDEFINED, &text(&live).into());
                         // The JS layer detaches the entry when this call has settled.
                         let settled = match returned {
-                            Ok(r) => crate::host::promise::settled(&r).await,
+                            Ok(r) => fencepost::__private::settled(&r).await,
                             Err(e) => Err(e),
                         };
                         settled.map_err(Error::callback)
@@ -274,29 +279,33 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             let older_than = a.number("olderThan").ok_or_else(|| Error::invalid("olderThan is required"))?;
             let dry_run = a.flag("dryRun") == Some(true);
             work(async move {
-                let pruned = db.prune(&prefix, crate::prune::PruneOptions { older_than, dry_run }).await?;
+                let pruned = db.prune(&prefix, fencepost::PruneOptions { older_than, dry_run }).await?;
                 let keys = pruned.keys.into_iter().map(Value::from).collect();
-                Ok(object(vec![("deleted", pruned.deleted.into()), ("kept", pruned.kept.into()), ("keys", keys)]).into())
+                Ok(object(vec![("deleted", pruned.deleted.into()), ("kept", pruned.kept.into()), ("keys", keys)])
+                    .into())
             })
         }
         "breakLease" => {
             let (key, state) = (a.string("key")?, a.value("state"));
             work(async move {
                 let Some(broken) = db.break_lease_value(&key, state).await? else { return Ok(Value::Null.into()) };
-                let fields = [("key", key.into()), ("epoch", broken.epoch.into()), ("previous", lease_view(broken.previous))];
+                let fields =
+                    [("key", key.into()), ("epoch", broken.epoch.into()), ("previous", lease_view(broken.previous))];
                 Ok(object(Vec::from(fields)).into())
             })
         }
         "doc.get" => {
-            let doc: crate::doc::Doc = db.doc(&a.string("key")?)?;
+            let doc: fencepost::Doc = db.doc(&a.string("key")?)?;
             work(async move {
                 let Some(got) = doc.get_value().await? else { return Ok(Value::Null.into()) };
                 Ok(object(vec![("value", got.value), ("etag", got.etag.into())]).into())
             })
         }
         "doc.update" => {
-            let doc: crate::doc::Doc = db.doc(&a.string("key")?)?;
-            let max_attempts = a.count("maxAttempts", "update options.maxAttempts")?.unwrap_or(DEFAULT_MAX_ATTEMPTS);
+            let doc: fencepost::Doc = db.doc(&a.string("key")?)?;
+            let max_attempts = a
+                .count("maxAttempts", "update options.maxAttempts")?
+                .unwrap_or(fencepost::Doc::<Value>::DEFAULT_MAX_ATTEMPTS);
             let create = a.value("create");
             if a.flag("fresh") == Some(true) {
                 doc.forget();
@@ -308,11 +317,11 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             })
         }
         "doc.delete" => {
-            let doc: crate::doc::Doc = db.doc(&a.string("key")?)?;
+            let doc: fencepost::Doc = db.doc(&a.string("key")?)?;
             work(async move { doc.delete().await.map(|()| Value::Null.into()) })
         }
         "counter.add" | "counter.value" => {
-            let shards = a.count("shards", "counter options.shards")?.unwrap_or(crate::counter::DEFAULT_SHARDS);
+            let shards = a.count("shards", "counter options.shards")?.unwrap_or(fencepost::__private::DEFAULT_SHARDS);
             let counter = db.counter_with_shards(&a.string("key")?, shards)?;
             if op == "counter.value" {
                 return work(async move { Ok(Value::from(counter.value().await? as f64).into()) });
@@ -350,7 +359,8 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             work(async move { Ok(Value::from(db.objects().list(&prefix).await?).into()) })
         }
         "objects.entriesPage" => {
-            let (prefix, start_after, cursor) = (a.text("prefix").unwrap_or_default(), a.text("startAfter"), a.text("cursor"));
+            let (prefix, start_after, cursor) =
+                (a.text("prefix").unwrap_or_default(), a.text("startAfter"), a.text("cursor"));
             work(async move {
                 let page = db.objects().entries_page(&prefix, start_after.as_deref(), cursor.as_deref()).await?;
                 let entries = page.entries.into_iter().map(|e| {
@@ -374,7 +384,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             };
             work(async move { Ok(stored(Some(db.objects().wait_for(&key, &opts).await?))) })
         }
-        other => Err(Error::invalid(format!("unknown call {}", crate::base::error::quoted(other)))),
+        other => Err(Error::invalid(format!("unknown call {}", fencepost::__private::quoted(other)))),
     }
 }
 
@@ -386,14 +396,20 @@ fn ready(json: Value) -> Result<Work> {
 #[inline(never)]
 fn lease_options(a: &Args) -> Result<LeaseOptions> {
     let ttl = a.number("ttl").ok_or_else(|| Error::invalid("lease options.ttl (seconds) is required"))?;
-    let defaults = LeaseOptions::new(ttl);
-    Ok(LeaseOptions {
-        holder: a.text("holder"),
-        steal_if_expired: a.flag("stealIfExpired").unwrap_or(defaults.steal_if_expired),
-        wait: a.number("wait"),
-        keep_alive_every: a.number("every"),
-        ..defaults
-    })
+    let mut options = LeaseOptions::new(ttl);
+    if let Some(holder) = a.text("holder") {
+        options = options.holder(holder);
+    }
+    if let Some(steal) = a.flag("stealIfExpired") {
+        options = options.steal_if_expired(steal);
+    }
+    if let Some(wait) = a.number("wait") {
+        options = options.wait(wait);
+    }
+    if let Some(every) = a.number("every") {
+        options = options.keep_alive_every(every);
+    }
+    Ok(options)
 }
 
 /// A call through a lease handle: on its snapshot (`lease`), or on the lease kept alive under
@@ -438,7 +454,7 @@ fn lease_call(op: &str, db: &Fencepost, mut a: Args, cb: Callbacks, cancel: Opti
                 Ok(Reply { ended: lease.ended().reason(), ..Reply::default() })
             });
         }
-        other => return Err(Error::invalid(format!("unknown lease call {}", crate::base::error::quoted(other)))),
+        other => return Err(Error::invalid(format!("unknown lease call {}", fencepost::__private::quoted(other)))),
     };
     work(async move {
         let out = call.await;
@@ -456,9 +472,10 @@ fn lease_call(op: &str, db: &Fencepost, mut a: Args, cb: Callbacks, cancel: Opti
 /// the live table, and `started` hears its entry's id at once: the JS handle calls through it, and
 /// detaches it (taking its snapshot back) when this settles.
 fn keep_alive(lease: Lease, every: Option<f64>, stop: Option<Cancel>, started: Function) -> Result<Work> {
-    lease.keep_alive_interval(every)?;
     let stop = stop.ok_or_else(|| Error::invalid("keepAlive needs a stop signal"))?;
-    let renewing = lease.keep_alive_with(every, &stop);
+    // A bad interval is reported at once: the keep-alive future checks it when first polled,
+    // which `settle` does before this call returns.
+    let renewing = lease.keep_alive_every(every.unwrap_or(lease.ttl() / 3.0), &stop);
     let (id, _) = tables::start_live(lease);
     started.call1(&JsValue::UNDEFINED, &id.into()).map_err(Error::callback)?;
     work(async move { renewing.await.map(|()| Value::Null.into()) })
@@ -496,7 +513,7 @@ fn js_transition(f: Function, what: &'static str) -> Box<Transition<'static>> {
             let returned = returned.map_err(Error::callback)?;
             let out = match returned.as_string() {
                 Some(json) => json,
-                None => crate::host::promise::settled(&returned)
+                None => fencepost::__private::settled(&returned)
                     .await
                     .map_err(Error::callback)?
                     .as_string()

@@ -5,9 +5,22 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::base::cancel::Cancel;
-use crate::base::error::Error;
-pub use crate::host::sys::AbortSignal;
+use fencepost::Cancel;
+use fencepost::Error;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A caller's `AbortSignal`, listened to while its call runs.
+    pub type AbortSignal;
+    #[wasm_bindgen(method, getter)]
+    fn aborted(this: &AbortSignal) -> bool;
+    #[wasm_bindgen(method, getter)]
+    fn reason(this: &AbortSignal) -> JsValue;
+    #[wasm_bindgen(method, js_name = addEventListener)]
+    fn add_event_listener(this: &AbortSignal, kind: &str, listener: &js_sys::Function);
+    #[wasm_bindgen(method, js_name = removeEventListener)]
+    fn remove_event_listener(this: &AbortSignal, kind: &str, listener: &js_sys::Function);
+}
 
 /// A [`Cancel`] that follows a signal for as long as this value lives.
 pub struct Linked {

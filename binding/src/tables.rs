@@ -4,22 +4,15 @@
 //! - `Fencepost`s built from their JS recipe, least recently used out past [`MAX_DBS`]: a dropped
 //!   or evicted one is rebuilt from the recipe on its next call (it loses only its caches: doc
 //!   versions, the store clock's offset);
-//! - stores and clocks that *are* state (a memory store's objects, a counting store's counts, a
-//!   fault store's rules, a manual clock's time), kept from their first use until their JS handle
-//!   says `drop` (which the JS layer does when the handle is collected, where the runtime
-//!   collects: this is the user's own data, as a `Map` of theirs would be);
 //! - leases under keep-alive (`keepAlive`, `withLease`): from its start until it stops, when the
 //!   JS handle takes its snapshot back.
 
 use std::cell::RefCell;
 
-use crate::base::cancel::Cancel;
-use crate::base::error::{Error, Result};
-use crate::client::Fencepost;
-use crate::lease::Lease;
-use crate::time::ManualClock;
-
-use super::stores::Store;
+use fencepost::Cancel;
+use fencepost::Fencepost;
+use fencepost::Lease;
+use fencepost::{Error, Result};
 
 /// Fencepost instances kept built (each a store, options and caches of at most about 1 MB).
 pub const MAX_DBS: usize = 32;
@@ -31,25 +24,18 @@ pub struct Live {
     pub closed: Cancel,
 }
 
-/// A resource held for its JS handle.
-#[derive(Clone)]
-pub enum Held {
-    Store(Store),
-    Clock(ManualClock),
-}
-
-/// Plain lists, not maps: they are short (at most `MAX_DBS`; the stores, clocks and keep-alives a
-/// program has), and a map of another type is kilobytes more of the wasm.
+/// Plain lists, not maps: they are short (at most `MAX_DBS`; the keep-alives a program runs), and
+/// a map of another type is kilobytes more of the wasm.
 #[derive(Default)]
 struct Tables {
     /// Least recently used first.
     dbs: Vec<(u32, Fencepost)>,
-    held: Vec<(u32, Held)>,
     live: Vec<(u32, Live)>,
     next_live: u32,
 }
 
-fn find<T>(list: &[(u32, T)], id: u32) -> Option<usize> {
+/// Where `id` is in `list`.
+pub fn find<T>(list: &[(u32, T)], id: u32) -> Option<usize> {
     list.iter().position(|(i, _)| *i == id)
 }
 
@@ -77,23 +63,9 @@ pub fn db(id: u32, build: impl FnOnce() -> Result<Fencepost>) -> Result<Fencepos
     Ok(db)
 }
 
-/// The stateful resource with JS id `id` (a memory store, a manual clock…), made by `make` on
-/// first use.
-pub fn held(id: u32, make: impl FnOnce() -> Result<Held>) -> Result<Held> {
-    if let Some(found) = with(|t| find(&t.held, id).map(|at| t.held[at].1.clone())) {
-        return Ok(found);
-    }
-    let made = make()?;
-    with(|t| t.held.push((id, made.clone())));
-    Ok(made)
-}
-
-/// The JS handle `id` is gone: forget its resource, and any `Fencepost` of that id.
-pub fn drop_id(id: u32) {
-    with(|t| {
-        t.held.retain(|(i, _)| *i != id);
-        t.dbs.retain(|(i, _)| *i != id);
-    });
+/// The JS handle `id` is gone: forget any `Fencepost` of that id.
+pub fn forget(id: u32) {
+    with(|t| t.dbs.retain(|(i, _)| *i != id));
 }
 
 /// Keep `lease` alive under an id of its own until [`end_live`].
@@ -125,7 +97,7 @@ pub fn end_live(id: u32) -> Option<Lease> {
     Some(live.lease)
 }
 
-/// Entries now: (fenceposts, held resources, live leases). For the memory benchmark's report.
-pub fn sizes() -> (usize, usize, usize) {
-    with(|t| (t.dbs.len(), t.held.len(), t.live.len()))
+/// Entries now: (fenceposts, live leases).
+pub fn sizes() -> (usize, usize) {
+    with(|t| (t.dbs.len(), t.live.len()))
 }

@@ -9,8 +9,8 @@
 use serde_json::{Map, Number, Value};
 use wasm_bindgen::prelude::*;
 
-use crate::base::error::{Error, Result};
-use crate::time::Timestamp;
+use fencepost::Timestamp;
+use fencepost::{Error, Result};
 
 /// Integers a JS number carries exactly.
 const EXACT: u64 = 1 << 53;
@@ -18,8 +18,9 @@ const EXACT: u64 = 1 << 53;
 /// JSON text from JS as a value; `what` names it in messages. A JS number past 2^53 was already
 /// rounded by JS, so integers are kept as the float JS meant (so `1e300` stays a number).
 pub fn js_json(text: &str, what: &str) -> Result<Value> {
-    let mut value = crate::codec::json::read(text.as_bytes()).map_err(|e| {
-        let why = if e.kind == crate::codec::json::ErrorKind::TooDeep { "is nested too deeply" } else { "is not JSON" };
+    let mut value = fencepost::__private::read_json(text.as_bytes()).map_err(|e| {
+        let why =
+            if e.kind == fencepost::__private::JsonErrorKind::TooDeep { "is nested too deeply" } else { "is not JSON" };
         Error::invalid(format!("{what} {why}"))
     })?;
     exact_integers(&mut value);
@@ -43,7 +44,7 @@ fn exact_integers(value: &mut Value) {
 
 /// A value as JSON text (canonical: what the core writes).
 pub fn text(value: &Value) -> String {
-    String::from_utf8(crate::codec::json::to_canonical(value)).unwrap_or_else(|_| "null".into())
+    String::from_utf8(fencepost::__private::to_canonical(value)).unwrap_or_else(|_| "null".into())
 }
 
 /// A call's named arguments (a JSON object the JS layer built from checked options). Each is read
@@ -141,10 +142,10 @@ impl Reply {
             set("bytes", js_sys::Uint8Array::from(bytes.as_slice()).into());
         }
         if let Some(e) = self.ended {
-            set("ended", super::errors::to_js(e));
+            set("ended", crate::errors::to_js(e));
         }
         if let Some(e) = self.failure {
-            set("failure", super::errors::to_js(e));
+            set("failure", crate::errors::to_js(e));
         }
         out.into()
     }
