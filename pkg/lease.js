@@ -306,6 +306,8 @@ export class Lease {
     const { every } = options(opts, { every: "number" }, "keepAlive options");
     if (this.#keeper) return this.#keeper;
     if (this.#ended !== undefined) throw (this.#ended = lostError(this.#ended));
+    // Inside `withLease` the core keeps this period alive already: nothing more to run.
+    if (this.#live !== undefined) return (this.#keeper = { stop: async () => {} });
     const stop = new AbortController();
     const started = (/** @type {number} */ live) => {
       this.#live = live;

@@ -5,8 +5,8 @@
 //!
 //! The snapshot is a JSON object: `key`, `holder`, `epoch`, `ttl`, `etag` (null when unknown),
 //! `deadline` (RFC 3339; `deadlineMs` beside it, read by nobody here), `state`, `released`, `extra` (fields of the document fencepost does not
-//! know), `meta` (`token`, `history`, `origin`: the write provenance the next guarded write
-//! chains from). The holder is a credential: a snapshot is the handle itself, not for logs.
+//! know), `meta` (the write provenance the next guarded write chains from: its token, origin and
+//! history in one string). The holder is a credential: a snapshot is the handle itself, not for logs.
 
 use std::marker::PhantomData;
 
@@ -26,10 +26,15 @@ impl<T> Lease<T> {
         let p = &self.period;
         let v = p.view.lock();
         let text = |s: &Option<String>| s.clone().map_or(Value::Null, Value::String);
-        let mut meta = Map::new();
-        meta.insert("token".into(), text(&v.meta.token));
-        meta.insert("history".into(), v.meta.history.iter().cloned().map(Value::String).collect());
-        meta.insert("origin".into(), text(&v.meta.origin));
+        // The provenance as one string: "<token> <origin> <history…>", `-` for an absent one
+        // (tokens are URL-safe, never a space or a lone `-`). One string instead of an array of up
+        // to 34 makes a snapshot's round trip through JSON several times cheaper.
+        let or_dash = |s: &Option<String>| s.as_deref().unwrap_or("-").to_owned();
+        let mut meta = or_dash(&v.meta.token) + " " + &or_dash(&v.meta.origin);
+        for t in &v.meta.history {
+            meta.push(' ');
+            meta.push_str(t);
+        }
         let mut out = Map::new();
         out.insert("key".into(), p.key.clone().into());
         out.insert("holder".into(), p.holder.clone().into());
@@ -42,7 +47,7 @@ impl<T> Lease<T> {
         out.insert("state".into(), v.state.clone());
         out.insert("released".into(), v.released.into());
         out.insert("extra".into(), Value::Object(v.extra.clone()));
-        out.insert("meta".into(), Value::Object(meta));
+        out.insert("meta".into(), Value::String(meta));
         Value::Object(out)
     }
 }
@@ -61,13 +66,10 @@ impl Lease {
             }
         };
         let string = |name: &str| text(field(name)?)?.ok_or_else(bad);
-        let meta = field("meta")?;
-        let meta_field = |name: &str| meta.get(name).map_or(Ok(None), text);
-        let history = match meta.get("history") {
-            Some(Value::Array(items)) => items.iter().map(|t| text(t)?.ok_or_else(bad)).collect::<Result<_>>()?,
-            _ => Vec::new(),
-        };
-        let meta = WriteMeta { token: meta_field("token")?, history, origin: meta_field("origin")? };
+        let mut meta = string("meta")?.split(' ').map(str::to_owned).collect::<Vec<_>>().into_iter();
+        let given = |t: Option<String>| t.filter(|t| t != "-");
+        let (token, origin) = (given(meta.next()), given(meta.next()));
+        let meta = WriteMeta { token, origin, history: meta.filter(|t| !t.is_empty()).collect() };
         let deadline_at = Timestamp::parse_rfc3339(&string("deadline")?).ok_or_else(bad)?;
         let Value::Object(extra) = field("extra")?.clone() else { return Err(bad()) };
         let view = View {
