@@ -12,6 +12,8 @@ import { workload, KINDS } from "./memory/workload.js";
 import { bundleWorker } from "../js/support/workerd-bundle.js";
 
 const calls = Number(process.argv[2] ?? 1_000_000);
+/** `node benches/memory.mjs [calls] [node|workerd]`: one runtime only. */
+const only = process.argv[3];
 const EVERY = 100_000;
 const PER_REQUEST = 20_000;
 const here = dirname(fileURLToPath(import.meta.url));
@@ -50,12 +52,10 @@ async function node() {
   const lib = await import("fencepost");
   const step = workload(lib, lib.memoryStore());
   header("Node " + process.version);
-  let peakAfterWarmUp = 0;
   for (let i = 0; i < calls; i++) {
     await step(i);
     if ((i + 1) % EVERY === 0) {
       row(i + 1, wasmBytes(), process.memoryUsage().rss);
-      if (i + 1 > EVERY) peakAfterWarmUp = Math.max(peakAfterWarmUp, wasmBytes());
     }
   }
   return wasmBytes();
@@ -91,6 +91,6 @@ async function workerd() {
   }
 }
 
-const inNode = await node();
-const inWorkerd = await workerd();
+const inNode = only === "workerd" ? NaN : await node();
+const inWorkerd = only === "node" ? NaN : await workerd();
 console.log(`\nwasm memory at the end: Node ${mb(inNode).trim()} MB, workerd ${mb(inWorkerd).trim()} MB (budget 16 MB)`);

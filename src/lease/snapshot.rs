@@ -39,11 +39,14 @@ impl<T> Lease<T> {
         out.insert("key".into(), p.key.clone().into());
         out.insert("holder".into(), p.holder.clone().into());
         out.insert("epoch".into(), p.epoch.into());
-        out.insert("ttl".into(), p.ttl.into());
+        // Whole numbers as integers: they cross JSON without a float's shortest-digits search.
+        let whole = |f: f64| if f.fract() == 0.0 && f.abs() < 9e15 { Value::from(f as i64) } else { Value::from(f) };
+        out.insert("ttl".into(), whole(p.ttl));
         out.insert("etag".into(), text(&v.etag));
         out.insert("deadline".into(), v.deadline_at.to_rfc3339().into());
-        // The same instant as JS milliseconds, for readers that have no RFC 3339 parser at hand.
-        out.insert("deadlineMs".into(), v.deadline_at.as_millis_f64().into());
+        // The same instant as whole JS milliseconds (as a `Date` keeps it), for readers without an
+        // RFC 3339 parser at hand.
+        out.insert("deadlineMs".into(), whole(v.deadline_at.as_millis_f64().trunc()));
         out.insert("state".into(), v.state.clone());
         out.insert("released".into(), v.released.into());
         out.insert("extra".into(), Value::Object(v.extra.clone()));

@@ -145,24 +145,33 @@ pub(crate) fn string_literal(s: &str) -> String {
 
 fn write_string(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
+    // Runs of characters written as they are go out in one copy; only what needs escaping is
+    // written character by character (a lease snapshot or document is mostly such runs).
+    let mut plain = 0;
+    for (at, c) in s.char_indices() {
+        let escape = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            '\u{08}' => "\\b",
+            '\u{0c}' => "\\f",
+            ' '..='~' => continue,
+            _ => "",
+        };
+        out.push_str(s.get(plain..at).unwrap_or_default());
+        plain = at + c.len_utf8();
+        if !escape.is_empty() {
+            out.push_str(escape);
+            continue;
+        }
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            out.push_str(&format!("\\u{unit:04x}"));
         }
     }
+    out.push_str(s.get(plain..).unwrap_or_default());
     out.push('"');
 }
 
