@@ -65,7 +65,7 @@ export declare class Store {
   resetRequestCounts(): void;
 }
 
-/** An in-memory store (tests, demos, browser harnesses). Behaves like S3: ETag = MD5 of the body. */
+/** An in-memory store (tests, demos, browser harnesses). Behaves like S3: its ETag is a digest of the body (identical bytes, identical etags, as S3's MD5). */
 export declare function memoryStore(): Store;
 
 export interface S3StoreOptions {

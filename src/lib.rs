@@ -44,7 +44,7 @@
 //! - [`store::azure::AzureStore`]: Azure Blob Storage (Shared Key or a SAS token), and
 //!   [`store::gcs::GcsStore`]: Google Cloud Storage's JSON API (an access token, a
 //!   [`store::gcs::TokenSource`], or a service account), over the same transports;
-//! - `store::r2::R2Store` (wasm32): a Workers R2 binding, `R2Store::from_bucket(&env.bucket("BUCKET")?, "")`
+//! - `store::r2::R2Store` (wasm32): a Workers R2 binding, `R2Store::from_bucket(&env.bucket("BUCKET")?)`
 //!   in a workers-rs Worker (feature `worker`);
 //! - `store::object_store::ObjectStoreAdapter` (feature `object_store`): any store of the
 //!   `object_store` crate that Rust services already use, with `PutMode::Create` / `Update`;

@@ -182,95 +182,84 @@ fn prefixed(store: Shared<dyn ObjectStore>, prefix: &str) -> Result<Store> {
 
 fn s3_store(settings: &JsValue) -> Result<Store> {
     let settings = Settings { object: settings, store: "s3Store" };
-    let build = || -> Result<Store> {
-        let region = settings.text("region");
-        let mut config = S3Config::builder(
-            &settings.required("endpoint")?,
-            &settings.required("bucket")?,
-            region.as_deref().unwrap_or(DEFAULT_REGION),
-            &settings.required("accessKeyId")?,
-            &settings.required("secretAccessKey")?,
-        )
-        .session_token(settings.text("sessionToken"));
-        if settings.flag("forcePathStyle") == Some(false) {
-            config = config.addressing(Addressing::VirtualHosted);
-        }
-        if let Some(timeout) = settings.number("timeout") {
-            config = config.timeout(timeout);
-        }
-        let store =
-            S3Store::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
-        settings.prefixed(Shared::new(store))
-    };
-    build()
+    let region = settings.text("region");
+    let mut config = S3Config::builder(
+        &settings.required("endpoint")?,
+        &settings.required("bucket")?,
+        region.as_deref().unwrap_or(DEFAULT_REGION),
+        &settings.required("accessKeyId")?,
+        &settings.required("secretAccessKey")?,
+    )
+    .session_token(settings.text("sessionToken"));
+    if settings.flag("forcePathStyle") == Some(false) {
+        config = config.addressing(Addressing::VirtualHosted);
+    }
+    if let Some(timeout) = settings.number("timeout") {
+        config = config.timeout(timeout);
+    }
+    let store = S3Store::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
+    settings.prefixed(Shared::new(store))
 }
 
 fn azure_store(settings: &JsValue) -> Result<Store> {
     let settings = Settings { object: settings, store: "azureStore" };
-    let build = || -> Result<Store> {
-        let mut config = AzureConfig::builder(&settings.required("account")?, &settings.required("container")?);
-        if let Some(endpoint) = settings.text("endpoint") {
-            config = config.endpoint(endpoint);
-        }
-        if let Some(key) = settings.text("accountKey") {
-            config = config.account_key(key);
-        }
-        if let Some(sas) = settings.text("sasToken") {
-            config = config.sas_token(sas);
-        }
-        if let Some(timeout) = settings.number("timeout") {
-            config = config.timeout(timeout);
-        }
-        let store =
-            AzureStore::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
-        settings.prefixed(Shared::new(store))
-    };
-    build()
+    let mut config = AzureConfig::builder(&settings.required("account")?, &settings.required("container")?);
+    if let Some(endpoint) = settings.text("endpoint") {
+        config = config.endpoint(endpoint);
+    }
+    if let Some(key) = settings.text("accountKey") {
+        config = config.account_key(key);
+    }
+    if let Some(sas) = settings.text("sasToken") {
+        config = config.sas_token(sas);
+    }
+    if let Some(timeout) = settings.number("timeout") {
+        config = config.timeout(timeout);
+    }
+    let store =
+        AzureStore::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
+    settings.prefixed(Shared::new(store))
 }
 
 fn gcs_store(settings: &JsValue) -> Result<Store> {
     let settings = Settings { object: settings, store: "gcsStore" };
-    let build = || -> Result<Store> {
-        let mut config = GcsConfig::builder(&settings.required("bucket")?);
-        if let Some(endpoint) = settings.text("endpoint") {
-            config = config.endpoint(endpoint);
-        }
-        let token = settings.text("accessToken");
-        let get_token = settings.function("getAccessToken");
-        let account = settings.field("serviceAccount");
-        let account = (!account.is_undefined() && !account.is_null()).then_some(account);
-        if [token.is_some(), get_token.is_some(), account.is_some()].iter().filter(|given| **given).count() > 1 {
-            return Err(Error::invalid("give gcsStore one of accessToken, getAccessToken and credentials"));
-        }
-        if let Some(token) = token {
-            config = config.access_token(token);
-        }
-        if let Some(function) = get_token {
-            config = config.token_source(Shared::new(JsTokenSource(function)));
-        }
-        if let Some(account) = &account {
-            let account = Settings { object: account, store: "gcsStore" };
-            let sign = account
-                .function("sign")
-                .ok_or_else(|| Error::invalid("gcsStore credentials could not be turned into a signer"))?;
-            config = config.service_account(ServiceAccount {
-                client_email: account.text("clientEmail").unwrap_or_default(),
-                token_uri: account.text("tokenUri").unwrap_or_default(),
-                private_key_id: account.text("privateKeyId"),
-                signer: Shared::new(JsSigner(sign)),
-            });
-        }
-        if let Some(timeout) = settings.number("timeout") {
-            config = config.timeout(timeout);
-        }
-        if let Some(honoured) = settings.flag("conditionalDelete") {
-            config = config.conditional_delete(honoured);
-        }
-        let store =
-            GcsStore::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
-        settings.prefixed(Shared::new(store))
-    };
-    build()
+    let mut config = GcsConfig::builder(&settings.required("bucket")?);
+    if let Some(endpoint) = settings.text("endpoint") {
+        config = config.endpoint(endpoint);
+    }
+    let token = settings.text("accessToken");
+    let get_token = settings.function("getAccessToken");
+    let account = settings.field("serviceAccount");
+    let account = (!account.is_undefined() && !account.is_null()).then_some(account);
+    if [token.is_some(), get_token.is_some(), account.is_some()].iter().filter(|given| **given).count() > 1 {
+        return Err(Error::invalid("give gcsStore one of accessToken, getAccessToken and credentials"));
+    }
+    if let Some(token) = token {
+        config = config.access_token(token);
+    }
+    if let Some(function) = get_token {
+        config = config.token_source(Shared::new(JsTokenSource(function)));
+    }
+    if let Some(account) = &account {
+        let account = Settings { object: account, store: "gcsStore" };
+        let sign = account
+            .function("sign")
+            .ok_or_else(|| Error::invalid("gcsStore credentials could not be turned into a signer"))?;
+        config = config.service_account(ServiceAccount {
+            client_email: account.text("clientEmail").unwrap_or_default(),
+            token_uri: account.text("tokenUri").unwrap_or_default(),
+            private_key_id: account.text("privateKeyId"),
+            signer: Shared::new(JsSigner(sign)),
+        });
+    }
+    if let Some(timeout) = settings.number("timeout") {
+        config = config.timeout(timeout);
+    }
+    if let Some(honoured) = settings.flag("conditionalDelete") {
+        config = config.conditional_delete(honoured);
+    }
+    let store = GcsStore::with_transport(config.build()?, Shared::new(FetchTransport::new()), Shared::new(SystemClock));
+    settings.prefixed(Shared::new(store))
 }
 
 /// The text of what a JS callback threw or rejected with.
