@@ -26,7 +26,7 @@ pub enum ErrorKind {
     /// The text ends inside a value.
     Eof,
     Syntax,
-    /// Nested deeper than [`MAX_NESTING`].
+    /// Nested deeper than 128 levels (`MAX_NESTING`).
     TooDeep,
     /// A number beyond the range of `f64`.
     OutOfRange,
