@@ -130,23 +130,6 @@ export function start(op, target, c) {
 }
 
 /**
- * A synchronous call, its failure record thrown as the typed error.
- * @template T @param {() => T} call @returns {T}
- */
-export function attempt(call) {
-  try {
-    return call();
-  } catch (e) {
-    throw fromFailure(e);
-  }
-}
-
-/** Entries in the core's tables (the memory benchmark reports them). @returns {{fenceposts: number, held: number, live: number}} */
-export function tableSizes() {
-  return runSync("tables", undefined).json;
-}
-
-/**
  * `util.inspect` / Deno inspect / `console.log` of a handle: its class's (pinned) name and `fields`.
  * @param {Function} Class @param {(self: any) => object} fields
  */

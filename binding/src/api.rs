@@ -22,21 +22,11 @@ use crate::errors::to_js;
 use crate::signal::{AbortSignal, Linked};
 use crate::stores::{self, Settings};
 use crate::tables;
-use fencepost::BoxFuture;
-use fencepost::Cancel;
-use fencepost::Shared;
-use fencepost::{Error, Result};
-use fencepost::{Fencepost, Options};
-
-use fencepost::Held;
-use fencepost::RetryPolicy;
-use fencepost::SystemClock;
-use fencepost::Transition;
-use fencepost::WaitOptions;
 use fencepost::store::{Precondition, StoredObject};
-use fencepost::{Clock, ClockSource, Timestamp};
-use fencepost::{Event, OnEvent};
-use fencepost::{Lease, LeaseOptions, LeaseView};
+use fencepost::{
+    BoxFuture, Cancel, Clock, ClockSource, Error, Event, Fencepost, Held, Lease, LeaseOptions, LeaseView, OnEvent,
+    Options, Result, RetryPolicy, Shared, SystemClock, Timestamp, Transition, WaitOptions,
+};
 
 /// What a call hands over besides its JSON arguments.
 struct Callbacks(JsValue);
@@ -181,10 +171,6 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             stores::forget(id);
             tables::forget(id);
             return ready(Value::Null);
-        }
-        "tables" => {
-            let ((dbs, live), held) = (tables::sizes(), stores::held_count());
-            return ready(object(vec![("fenceposts", dbs.into()), ("held", held.into()), ("live", live.into())]));
         }
         _ => {}
     }

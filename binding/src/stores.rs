@@ -368,11 +368,6 @@ pub fn forget(id: u32) {
     HELD.with(|h| h.borrow_mut().retain(|(i, _)| *i != id));
 }
 
-/// Resources held now.
-pub fn held_count() -> usize {
-    HELD.with(|h| h.borrow().len())
-}
-
 /// The store held under `id`, made by `make` on first use.
 fn held_store(id: u32, make: impl FnOnce() -> Result<Store>) -> Result<Store> {
     match held(id, || make().map(Held::Store))? {

@@ -96,8 +96,3 @@ pub fn end_live(id: u32) -> Option<Lease> {
     live.closed.cancel();
     Some(live.lease)
 }
-
-/// Entries now: (fenceposts, live leases).
-pub fn sizes() -> (usize, usize) {
-    with(|t| (t.dbs.len(), t.live.len()))
-}
