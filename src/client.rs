@@ -22,6 +22,7 @@ use crate::objects::Objects;
 use crate::objects::events::{Call, OnEvent};
 use crate::objects::retry::RetryPolicy;
 use crate::objects::transition::Transition;
+use crate::once::{self, Once, OnceOptions};
 use crate::prune::{self, PruneOptions, Pruned};
 use crate::store::{IntoStore, ObjectStore};
 use crate::time::{Clock, ClockSource};
@@ -249,6 +250,61 @@ impl Fencepost {
         E: From<crate::base::error::Error>,
     {
         with_lease::with_lease(&self.objects, key, options, state_fn, f).await
+    }
+
+    /// Run `f` once per `key`, its result recorded: [`Once::Done`] with the recorded value (`ran`
+    /// true only for the call whose run recorded it), or [`Once::Running`] while another holder
+    /// runs it (after waiting up to [`OnceOptions::wait`] seconds for it to finish or expire).
+    ///
+    /// `f` runs under a lease of `ttl` seconds kept alive meanwhile; its [`Cancel`] fires when the
+    /// lease is lost. When `f` fails its error is recorded (`failed`, under its type's name) and
+    /// returned, and the next call runs `f` again; a runner that dies is replaced once its lease
+    /// expires. So `f` runs at least once and may run again after a crash; the recorded result is
+    /// exactly one and never changes. Requests: 1 when done; 3 for an unraced run, plus renewals.
+    ///
+    /// ```
+    /// use fencepost::store::MemoryStore;
+    /// use fencepost::{Fencepost, Once, OnceOptions, Options};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
+    /// let report = db.once("reports/2026-05-01", OnceOptions::new(60.0), |_cancel| async {
+    ///     Ok::<_, fencepost::Error>(String::from("sent to 12 customers"))
+    /// }).await?;
+    /// assert_eq!(report, Once::Done { value: "sent to 12 customers".to_owned(), ran: true });
+    /// // Every later call gets the recorded result without running anything (1 request).
+    /// let again = db.once("reports/2026-05-01", OnceOptions::new(60.0), |_cancel| async {
+    ///     Ok::<_, fencepost::Error>(String::from("not run"))
+    /// }).await?;
+    /// assert_eq!(again, Once::Done { value: "sent to 12 customers".to_owned(), ran: false });
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn once<T, E, F, Fut>(&self, key: &str, options: OnceOptions, f: F) -> std::result::Result<Once<T>, E>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce(Cancel) -> Fut,
+        Fut: std::future::Future<Output = std::result::Result<T, E>>,
+        E: From<crate::base::error::Error> + std::fmt::Display,
+    {
+        once::once_typed(&self.objects, key, &options, f).await
+    }
+
+    /// [`Fencepost::once`] on JSON, the form the bindings call: `f` runs with the run's lease;
+    /// `describe` names a failure of `f` (`(name, message)`) for the recorded `failed`.
+    #[doc(hidden)]
+    pub async fn once_value<E, F>(
+        &self,
+        key: &str,
+        options: &OnceOptions,
+        f: F,
+        describe: impl Fn(&E) -> (String, String) + crate::base::sync::MaybeSync,
+    ) -> std::result::Result<Once, E>
+    where
+        F: AsyncFnOnce(&Lease) -> std::result::Result<Value, E>,
+        E: From<crate::base::error::Error>,
+    {
+        once::once(&self.objects, key, options, f, describe).await
     }
 
     /// Re-attach to the current ownership period of `holder`: one read, nothing written. `None`

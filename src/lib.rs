@@ -103,7 +103,7 @@
 //               (http) the HTTP ones share
 //   objects     the layer-0 API (`Objects`), the one retry loop, ambiguous-write resolution
 //   claim, lease, doc      the primitives
-//   counter     the sharded counter, made of docs
+//   counter, once     the sharded counter, made of docs; once, made of a lease
 //   inspect, prune, check      what an operator reads, cleans up and checks
 //   client      `Fencepost`: the whole API, each method a short delegation
 //   testing     the test toolkit
@@ -122,6 +122,7 @@ mod host;
 mod inspect;
 mod lease;
 mod objects;
+mod once;
 mod prune;
 pub mod store;
 pub mod testing;
@@ -144,6 +145,7 @@ pub use objects::events::{Event, LeaseAction, OnEvent};
 pub use objects::retry::RetryPolicy;
 pub use objects::transition::{Transition, transition};
 pub use objects::{Objects, WaitOptions, Written};
+pub use once::{Once, OnceOptions};
 pub use prune::{PruneOptions, Pruned};
 pub use time::{Clock, ClockSource, Timestamp};
 

@@ -72,6 +72,15 @@ fn run<F: std::future::Future<Output = ()>>(store: Option<Arc<dyn ObjectStore>>,
     }
 }
 
+/// fake-gcs-server ignores `ifGenerationNotMatch` on a download (Google's service answers 304): the
+/// store's conditional reads still answer "not modified", by comparing the generation it sent.
+fn run_fake_gcs<F: std::future::Future<Output = ()>>(store: Option<Arc<dyn ObjectStore>>, case: fn(Ctx) -> F) {
+    if let Some(store) = store {
+        let cx = Ctx { server_answers_304: false, ..Ctx::new(store) };
+        futures::executor::block_on(case(cx));
+    }
+}
+
 macro_rules! native_cloud_cases {
     ($($name:ident),* $(,)?) => {
         mod azurite {
@@ -80,7 +89,7 @@ macro_rules! native_cloud_cases {
         }
         mod fakegcs {
             use super::*;
-            $( #[test] fn $name() { run(gcs(), conformance::$name) } )*
+            $( #[test] fn $name() { run_fake_gcs(gcs(), conformance::$name) } )*
         }
     };
 }

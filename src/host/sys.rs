@@ -113,6 +113,9 @@ extern "C" {
     pub(crate) type R2Bucket;
     #[wasm_bindgen(method, catch)]
     pub(crate) fn get(this: &R2Bucket, key: &str) -> Result<JsValue, JsValue>;
+    /// `get` with options: `onlyIf` (a conditional read).
+    #[wasm_bindgen(method, catch, js_name = get)]
+    pub(crate) fn get_with(this: &R2Bucket, key: &str, options: &R2PutOptions) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(method, catch)]
     pub(crate) fn put(
         this: &R2Bucket,

@@ -39,8 +39,20 @@ pub(crate) async fn lease(
     objects: &Objects,
     key: &str,
     options: LeaseOptions,
-    mut state_fn: Option<&mut Transition<'_>>,
+    state_fn: Option<&mut Transition<'_>>,
 ) -> Result<Option<Lease>> {
+    Ok(lease_or_holder(objects, key, options, state_fn).await?.ok())
+}
+
+/// [`lease`], saying why not when it could not be acquired: `Err(Some(deadline))` while someone
+/// else holds it (until that deadline, as of the last attempt), `Err(None)` when it is expired
+/// and `steal_if_expired` is false.
+pub(crate) async fn lease_or_holder(
+    objects: &Objects,
+    key: &str,
+    options: LeaseOptions,
+    mut state_fn: Option<&mut Transition<'_>>,
+) -> Result<std::result::Result<Lease, Option<Timestamp>>> {
     objects.check_key(key)?;
     validate_ttl(options.ttl)?;
     if let Some(wait) = options.wait {
@@ -65,21 +77,21 @@ pub(crate) async fn lease(
     let max_polls = (options.wait.unwrap_or(0.0) / (WAIT_FIRST_POLL / 2.0)).ceil().min(1e6) as u32 + 8;
     for poll in 1..=max_polls {
         let deadline = match try_acquire(objects, key, &holder, &options, state_fn.as_deref_mut()).await? {
-            Attempt::Acquired(lease) => return Ok(Some(lease)),
-            Attempt::Refused => return Ok(None),
+            Attempt::Acquired(lease) => return Ok(Ok(lease)),
+            Attempt::Refused => return Ok(Err(None)),
             Attempt::Held(deadline) => deadline,
         };
-        let Some(wait) = options.wait else { return Ok(None) };
+        let Some(wait) = options.wait else { return Ok(Err(Some(deadline))) };
         let left = wait - started.secs_until(objects.local_now()?);
         if left <= 0.0 {
-            return Ok(None);
+            return Ok(Err(Some(deadline)));
         }
         // Never past the wait's end (one last attempt right then), nor past the held lease's
         // deadline (it may be stolen at that very instant).
         let until_expiry = objects.now()?.secs_until(deadline).max(0.0);
         objects.sleep(wait_poll(poll).min(left).min(until_expiry)).await?;
     }
-    Ok(None)
+    Ok(Err(None))
 }
 
 /// One acquisition: read, then create, steal or re-acquire by compare-and-swap; a lost race

@@ -59,10 +59,6 @@ where
     F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
     E: From<Error>,
 {
-    let ours = |e: Error| {
-        let code = e.code();
-        (Err(E::from(e)), code)
-    };
     let every = options.keep_alive_every;
     if let Some(every) = every {
         // Checked before anything is acquired, so a bad interval leaves nothing to release.
@@ -75,6 +71,30 @@ where
         Ok(None) => return (Ok(None), "ok"),
         Err(e) => return ours(e),
     };
+    let (held, outcome) = hold(lease, every, f, |_| None).await;
+    (held.map(Some), outcome)
+}
+
+/// An error of fencepost's own as a call's outcome.
+fn ours<T, E: From<Error>>(e: Error) -> (std::result::Result<T, E>, &'static str) {
+    let code = e.code();
+    (Err(E::from(e)), code)
+}
+
+/// Run `f` with `lease` (already acquired) while keep-alive renews it every `every` seconds
+/// (`None`: `ttl / 3`), then release it with the final state `finish` gives for `f`'s outcome
+/// (`None`: the state as it stands). The outcomes are [`with_lease`]'s; `once` records its run
+/// through `finish`.
+pub(crate) async fn hold<S, T, E, F>(
+    lease: Lease<S>,
+    every: Option<f64>,
+    f: F,
+    finish: impl Fn(std::result::Result<&T, &E>) -> Option<serde_json::Value> + crate::base::sync::MaybeSync,
+) -> (std::result::Result<T, E>, &'static str)
+where
+    F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
+    E: From<Error>,
+{
     let stop = Cancel::new();
     let mut keep_alive = pin!(lease.keep_alive_with(every, &stop));
     let mut work = pin!(f(&lease));
@@ -92,18 +112,18 @@ where
     match (outcome, lease.lost()) {
         (Err(e), _) => {
             if !lease.ended().is_cancelled() {
-                let _ = lease.release_value(None).await;
+                let _ = lease.release_value(finish(Err(&e))).await;
             }
             (Err(e), "CALLBACK")
         }
         (Ok(_), Some(lost)) => ours(lost),
         (Ok(out), None) => {
             if !lease.ended().is_cancelled() {
-                if let Err(e) = lease.release_value(None).await {
+                if let Err(e) = lease.release_value(finish(Ok(&out))).await {
                     return ours(e);
                 }
             }
-            (Ok(Some(out)), "ok")
+            (Ok(out), "ok")
         }
     }
 }

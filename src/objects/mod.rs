@@ -18,7 +18,7 @@ use crate::base::cancel::Cancel;
 use crate::base::error::{Error, Result, quoted};
 use crate::codec::keys::{validate_key, validate_prefix};
 use crate::store::{
-    ListPage, ObjectStore, Precondition, Reply, Request, StoreResult, StoredObject, WriteMeta, collect_keys,
+    IfChanged, ListPage, ObjectStore, Precondition, Reply, Request, StoreResult, StoredObject, WriteMeta, collect_keys,
     malformed_listing, normalize_etag,
 };
 use crate::time::{Clock, ClockSource, Timestamp};
@@ -255,6 +255,24 @@ impl Objects {
         Call::end(call, self, key, got)
     }
 
+    /// The current version of `key` unless it is still `etag` (`If-None-Match`):
+    /// [`IfChanged::NotModified`] then, without the body (HTTP 304) on every store that answers
+    /// conditional reads ([`Objects::conditional_get`]). One request.
+    pub async fn get_if_changed(&self, key: &str, etag: &str) -> Result<IfChanged> {
+        let (objects, call) = self.call("objects.get");
+        let got = match self.check_key(key) {
+            Ok(()) => objects.read_if_changed(key, etag).await,
+            Err(e) => Err(e),
+        };
+        Call::end(call, self, key, got)
+    }
+
+    /// Whether the store answers conditional reads itself (a 304 without the body), rather than
+    /// sending the whole object for fencepost to compare.
+    pub fn conditional_get(&self) -> bool {
+        self.store.conditional_get()
+    }
+
     /// Put `data`; `None` when the precondition failed (someone else's write won).
     /// An `IfMatch` etag may be given as fencepost hands it out or as an HTTP `ETag` header value
     /// (quoted, or weak `W/"…"`); `*` and empty etags are refused, since stores disagree on them.
@@ -396,6 +414,19 @@ impl Objects {
 
     pub(crate) async fn read(&self, key: &str) -> Result<Option<StoredObject>> {
         Ok(self.retrying(Request::Get(key), Abandon::OnCancel).await?.into_object())
+    }
+
+    /// [`Objects::get_if_changed`] for layer 1. An answer with the very etag asked about (a server
+    /// that ignored the condition) is "not modified" too, so every store answers alike.
+    pub(crate) async fn read_if_changed(&self, key: &str, etag: &str) -> Result<IfChanged> {
+        let etag = normalize_etag(etag);
+        Ok(
+            match self.retrying(Request::GetIfChanged { key, etag: &etag }, Abandon::OnCancel).await?.into_if_changed()
+            {
+                IfChanged::Current(Some(object)) if object.etag == etag => IfChanged::NotModified,
+                other => other,
+            },
+        )
     }
 
     pub(crate) async fn remove(&self, key: &str) -> Result<()> {

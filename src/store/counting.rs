@@ -7,7 +7,7 @@ use crate::base::sync::SyncCell;
 
 use async_trait::async_trait;
 
-use super::{ListPage, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+use super::{IfChanged, ListPage, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
 
 /// Which request: what faults apply to and what counts are kept per.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +102,15 @@ impl ObjectStore for CountingStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         self.counter.record(Op::Get);
         self.inner.get(key).await
+    }
+
+    async fn get_if_changed(&self, key: &str, etag: &str) -> StoreResult<IfChanged> {
+        self.counter.record(Op::Get);
+        self.inner.get_if_changed(key, etag).await
+    }
+
+    fn conditional_get(&self) -> bool {
+        self.inner.conditional_get()
     }
 
     async fn put(

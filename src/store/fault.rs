@@ -14,7 +14,7 @@ use async_trait::async_trait;
 
 use super::counting::{Counter, Op, RequestCounts};
 use super::{
-    FailureKind, ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult,
+    FailureKind, IfChanged, ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult,
     StoredObject, WriteMeta,
 };
 use crate::base::future::BoxFuture;
@@ -315,6 +315,19 @@ impl ObjectStore for FaultStore {
         Ok(got.map(
             |o| if self.state.hide_write_meta.get() { StoredObject { meta: WriteMeta::default(), ..o } } else { o },
         ))
+    }
+
+    async fn get_if_changed(&self, key: &str, etag: &str) -> StoreResult<IfChanged> {
+        Ok(match self.run(Request::GetIfChanged { key, etag }).await?.into_if_changed() {
+            IfChanged::Current(Some(o)) if self.state.hide_write_meta.get() => {
+                IfChanged::Current(Some(StoredObject { meta: WriteMeta::default(), ..o }))
+            }
+            other => other,
+        })
+    }
+
+    fn conditional_get(&self) -> bool {
+        self.state.inner.conditional_get()
     }
 
     async fn put(

@@ -11,7 +11,8 @@ use async_trait::async_trait;
 use crate::time::Clock;
 
 use super::{
-    ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta, content_etag,
+    IfChanged, ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta,
+    content_etag,
 };
 
 /// Keys per listing page, as S3 returns them.
@@ -133,6 +134,18 @@ impl ObjectStore for MemoryStore {
         // single-threaded executor really interleave. The operation itself is atomic.
         crate::base::future::yield_now().await;
         Ok(self.objects.lock().get(key).cloned())
+    }
+
+    async fn get_if_changed(&self, key: &str, etag: &str) -> StoreResult<IfChanged> {
+        crate::base::future::yield_now().await;
+        Ok(match self.objects.lock().get(key) {
+            Some(object) if object.etag == etag => IfChanged::NotModified,
+            other => IfChanged::Current(other.cloned()),
+        })
+    }
+
+    fn conditional_get(&self) -> bool {
+        true
     }
 
     async fn put(

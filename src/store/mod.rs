@@ -157,6 +157,15 @@ pub enum Precondition {
     IfMatch(String),
 }
 
+/// What a conditional read ([`ObjectStore::get_if_changed`]) found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IfChanged {
+    /// The stored version is still the one named: nothing was sent back (HTTP 304).
+    NotModified,
+    /// Another version (or `None`: the key is absent).
+    Current(Option<StoredObject>),
+}
+
 /// What a put did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PutOutcome {
@@ -239,6 +248,20 @@ pub type StoreResult<T> = std::result::Result<T, StoreError>;
 #[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 pub trait ObjectStore: MaybeSend + MaybeSync {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>>;
+    /// `get`, unless the stored version is still `etag` (`If-None-Match`): then
+    /// [`IfChanged::NotModified`], without the body. The default reads the whole object and
+    /// compares etags (the same answer, at the cost of a full read); stores that ask the server
+    /// say so in [`ObjectStore::conditional_get`].
+    async fn get_if_changed(&self, key: &str, etag: &str) -> StoreResult<IfChanged> {
+        Ok(match self.get(key).await? {
+            Some(object) if object.etag == etag => IfChanged::NotModified,
+            other => IfChanged::Current(other),
+        })
+    }
+    /// Whether [`ObjectStore::get_if_changed`] is answered by the store itself (304, no body).
+    fn conditional_get(&self) -> bool {
+        false
+    }
     async fn put(
         &self,
         key: &str,
@@ -311,17 +334,34 @@ impl IntoStore for Shared<dyn ObjectStore> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Request<'a> {
     Get(&'a str),
-    Put { key: &'a str, body: &'a [u8], precondition: &'a Precondition, meta: &'a WriteMeta },
+    /// A conditional read: the object unless its etag is still this one.
+    GetIfChanged {
+        key: &'a str,
+        etag: &'a str,
+    },
+    Put {
+        key: &'a str,
+        body: &'a [u8],
+        precondition: &'a Precondition,
+        meta: &'a WriteMeta,
+    },
     Delete(&'a str),
-    DeleteIfMatch { key: &'a str, etag: &'a str },
-    List { prefix: &'a str, start_after: Option<&'a str>, cursor: Option<&'a str> },
+    DeleteIfMatch {
+        key: &'a str,
+        etag: &'a str,
+    },
+    List {
+        prefix: &'a str,
+        start_after: Option<&'a str>,
+        cursor: Option<&'a str>,
+    },
 }
 
 impl Request<'_> {
     /// How error messages name the request (`GET "key"`).
     pub(crate) fn verb(&self) -> &'static str {
         match self {
-            Request::Get(_) => "GET",
+            Request::Get(_) | Request::GetIfChanged { .. } => "GET",
             Request::Put { .. } => "PUT",
             Request::Delete(_) | Request::DeleteIfMatch { .. } => "DELETE",
             Request::List { .. } => "LIST",
@@ -330,7 +370,7 @@ impl Request<'_> {
 
     pub(crate) fn op(&self) -> Op {
         match self {
-            Request::Get(_) => Op::Get,
+            Request::Get(_) | Request::GetIfChanged { .. } => Op::Get,
             Request::Put { .. } => Op::Put,
             Request::Delete(_) | Request::DeleteIfMatch { .. } => Op::Delete,
             Request::List { .. } => Op::List,
@@ -346,7 +386,7 @@ impl Request<'_> {
     pub(crate) fn key(&self) -> &str {
         match *self {
             Request::Get(key) | Request::Delete(key) => key,
-            Request::Put { key, .. } | Request::DeleteIfMatch { key, .. } => key,
+            Request::Put { key, .. } | Request::DeleteIfMatch { key, .. } | Request::GetIfChanged { key, .. } => key,
             Request::List { prefix, .. } => prefix,
         }
     }
@@ -356,6 +396,8 @@ impl Request<'_> {
 #[derive(Debug)]
 pub(crate) enum Reply {
     Object(Option<StoredObject>),
+    /// A conditional read found the version it named.
+    NotModified,
     Put(PutOutcome),
     /// A delete: done, or (a conditional one) refused.
     Deleted(bool),
@@ -370,12 +412,19 @@ impl Reply {
             Reply::Object(None) => (404, "absent"),
             Reply::Put(PutOutcome::PreconditionFailed) | Reply::Deleted(false) => (412, "refused"),
             Reply::Deleted(true) => (204, "ok"),
+            Reply::NotModified => (304, "not-modified"),
         }
     }
 
     // The request decides the reply's kind; a mismatch cannot happen, and reads as "nothing".
     pub(crate) fn into_object(self) -> Option<StoredObject> {
         if let Reply::Object(o) = self { o } else { None }
+    }
+    pub(crate) fn into_if_changed(self) -> IfChanged {
+        match self {
+            Reply::NotModified => IfChanged::NotModified,
+            other => IfChanged::Current(other.into_object()),
+        }
     }
     pub(crate) fn into_put(self) -> PutOutcome {
         if let Reply::Put(p) = self { p } else { PutOutcome::PreconditionFailed }
@@ -393,6 +442,10 @@ impl<'a> dyn ObjectStore + 'a {
     pub(crate) async fn send(&self, request: Request<'_>) -> StoreResult<Reply> {
         Ok(match request {
             Request::Get(key) => Reply::Object(self.get(key).await?),
+            Request::GetIfChanged { key, etag } => match self.get_if_changed(key, etag).await? {
+                IfChanged::NotModified => Reply::NotModified,
+                IfChanged::Current(object) => Reply::Object(object),
+            },
             Request::Put { key, body, precondition, meta } => {
                 Reply::Put(self.put(key, body, precondition, meta).await?)
             }

@@ -61,8 +61,8 @@ use async_trait::async_trait;
 use futures_util::StreamExt;
 
 use super::{
-    FailureKind, ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject,
-    WriteMeta, malformed_listing, normalize_etag,
+    FailureKind, IfChanged, ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult,
+    StoredObject, WriteMeta, malformed_listing, normalize_etag,
 };
 use crate::base::error::quoted;
 use crate::host::tokio::NoAnswer;
@@ -116,30 +116,59 @@ impl ObjectStoreAdapter {
     }
 }
 
-#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
-#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
-impl ObjectStore for ObjectStoreAdapter {
-    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
+impl ObjectStoreAdapter {
+    /// One GET with `options` (a plain read, or a conditional one that may answer `NotModified`).
+    async fn fetch(&self, key: &str, options: GetOptions) -> StoreResult<IfChanged> {
         let (store, path) = (self.store.clone(), path_of("GET", key)?);
         let got = on_tokio(async move {
-            let result = match store.get_opts(&path, GetOptions::default()).await {
-                Err(e) if absent(&e) => return Ok(None),
+            let result = match store.get_opts(&path, options).await {
+                Err(OsError::NotModified { .. }) => return Ok(None),
+                Err(e) if absent(&e) => return Ok(Some(None)),
                 other => other?,
             };
             let (meta, attributes) = (result.meta.clone(), result.attributes.clone());
-            Ok::<_, OsError>(Some((meta, attributes, result.bytes().await?)))
+            Ok::<_, OsError>(Some(Some((meta, attributes, result.bytes().await?))))
         })
         .await?
         .map_err(|e| failure("GET", key, e))?;
-        let Some((meta, attributes, body)) = got else { return Ok(None) };
+        // `None`: not modified; `Some(None)`: absent.
+        let Some(got) = got else { return Ok(IfChanged::NotModified) };
+        let Some((meta, attributes, body)) = got else { return Ok(IfChanged::Current(None)) };
         let etag = etag_of("GET", key, meta.e_tag.as_deref(), meta.version.is_some())?;
         let meta_of = |name: &str| attributes.get(&Attribute::Metadata(name.to_owned().into())).map(|v| v.to_string());
-        Ok(Some(StoredObject {
+        Ok(IfChanged::Current(Some(StoredObject {
             body: body.to_vec(),
             etag,
             meta: WriteMeta::from_entries(meta_of),
             last_modified: Some(Timestamp::from_micros(meta.last_modified.timestamp_micros())),
-        }))
+        })))
+    }
+}
+
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+impl ObjectStore for ObjectStoreAdapter {
+    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
+        match self.fetch(key, GetOptions::default()).await? {
+            IfChanged::Current(object) => Ok(object),
+            // A backend answering "not modified" to a read that named no version is broken.
+            IfChanged::NotModified => Err(StoreError::new(
+                FailureKind::Fatal,
+                Some("MalformedResponse"),
+                Some(304),
+                format!("GET {}: not modified, though no version was named", quoted(key)),
+            )),
+        }
+    }
+
+    async fn get_if_changed(&self, key: &str, etag: &str) -> StoreResult<IfChanged> {
+        let options =
+            GetOptions { if_none_match: Some(format!("\"{}\"", normalize_etag(etag))), ..GetOptions::default() };
+        self.fetch(key, options).await
+    }
+
+    fn conditional_get(&self) -> bool {
+        true
     }
 
     async fn put(

@@ -5,7 +5,7 @@ use crate::base::sync::Shared;
 
 use async_trait::async_trait;
 
-use super::{ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
+use super::{IfChanged, ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
 use crate::base::error::Result;
 use crate::codec::keys::normalize_store_prefix;
 use crate::time::Timestamp;
@@ -47,6 +47,14 @@ impl std::fmt::Debug for PrefixStore {
 impl ObjectStore for PrefixStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         self.inner.get(&self.full(key)).await
+    }
+
+    async fn get_if_changed(&self, key: &str, etag: &str) -> StoreResult<IfChanged> {
+        self.inner.get_if_changed(&self.full(key), etag).await
+    }
+
+    fn conditional_get(&self) -> bool {
+        self.inner.conditional_get()
     }
 
     async fn put(

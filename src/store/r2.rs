@@ -9,8 +9,8 @@ use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::{
-    FailureKind, ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult, StoredObject,
-    WriteMeta, normalize_etag,
+    FailureKind, IfChanged, ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult,
+    StoredObject, WriteMeta, normalize_etag,
 };
 use crate::host::sys::{
     self, R2Bucket, R2Conditional, R2HttpMetadata, R2ListOptions, R2Object, R2Objects, R2PutOptions,
@@ -95,20 +95,42 @@ fn custom_metadata(obj: &R2Object) -> Vec<(String, String)> {
         .collect()
 }
 
+/// What a `get` answered: `null` (absent) or an object with its body.
+async fn read_object(obj: JsValue) -> StoreResult<Option<StoredObject>> {
+    if obj.is_null() || obj.is_undefined() {
+        return Ok(None);
+    }
+    let obj: R2Object = obj.unchecked_into();
+    let etag = etag_of(&obj, "get")?;
+    let custom = custom_metadata(&obj);
+    let meta = WriteMeta::from_entries(|name| custom.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()));
+    let buffer = answer("get", obj.array_buffer()).await?;
+    let last_modified = obj.uploaded().dyn_ref::<js_sys::Date>().map(|d| Timestamp::from_millis_f64(d.get_time()));
+    Ok(Some(StoredObject { body: Uint8Array::new(&buffer).to_vec(), etag, meta, last_modified }))
+}
+
 #[async_trait(?Send)]
 impl ObjectStore for R2Store {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         let obj = answer("get", self.bucket.get(key)).await?;
-        if obj.is_null() || obj.is_undefined() {
-            return Ok(None);
+        read_object(obj).await
+    }
+
+    async fn get_if_changed(&self, key: &str, etag: &str) -> StoreResult<IfChanged> {
+        // `onlyIf` on a get: when the condition fails, the binding answers the object's metadata
+        // without a body (no `arrayBuffer`), the binding's 304.
+        let (options, only_if): (R2PutOptions, R2Conditional) = (sys::dict(), sys::dict());
+        only_if.set_etag_does_not_match(etag);
+        options.set_only_if(&only_if);
+        let obj = answer("get", self.bucket.get_with(key, &options)).await?;
+        if obj.is_object() && !sys::has_methods(&obj, &["arrayBuffer"]) {
+            return Ok(IfChanged::NotModified);
         }
-        let obj: R2Object = obj.unchecked_into();
-        let etag = etag_of(&obj, "get")?;
-        let custom = custom_metadata(&obj);
-        let meta = WriteMeta::from_entries(|name| custom.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()));
-        let buffer = answer("get", obj.array_buffer()).await?;
-        let last_modified = obj.uploaded().dyn_ref::<js_sys::Date>().map(|d| Timestamp::from_millis_f64(d.get_time()));
-        Ok(Some(StoredObject { body: Uint8Array::new(&buffer).to_vec(), etag, meta, last_modified }))
+        read_object(obj).await.map(IfChanged::Current)
+    }
+
+    fn conditional_get(&self) -> bool {
+        true
     }
 
     async fn put(

@@ -772,6 +772,30 @@ pub async fn objects_conditional_puts(cx: Ctx) {
     assert!(matches!(o.get("log/1").await.unwrap_err(), Error::InvalidArgument(_)));
 }
 
+pub async fn objects_conditional_get_answers_not_modified(cx: Ctx) {
+    use fencepost::store::IfChanged;
+    let o = cx.db.objects();
+    let etag = o.put("k", b"one", Precondition::IfAbsent).await.unwrap().unwrap().etag.unwrap();
+    cx.take_counts();
+    assert_eq!(o.get_if_changed("k", &etag).await.unwrap(), IfChanged::NotModified);
+    let quoted = format!("\"{etag}\"");
+    assert_eq!(o.get_if_changed("k", &quoted).await.unwrap(), IfChanged::NotModified, "a quoted etag is the same");
+    assert_eq!(cx.take_counts(), counts(2, 0), "one request each");
+    // The store itself answers "not modified" (a 304 without the body), not only fencepost's check.
+    if cx.raw.conditional_get() && cx.server_answers_304 {
+        assert_eq!(cx.raw.get_if_changed("k", &etag).await.unwrap(), IfChanged::NotModified);
+    }
+    let two = o.put("k", b"two", Precondition::IfMatch(etag.clone())).await.unwrap().unwrap().etag.unwrap();
+    let IfChanged::Current(Some(now)) = o.get_if_changed("k", &etag).await.unwrap() else {
+        panic!("a changed key answers its current version")
+    };
+    assert_eq!((now.body.as_slice(), now.etag.as_str()), (&b"two"[..], two.as_str()));
+    o.delete("k").await.unwrap();
+    assert_eq!(o.get_if_changed("k", &two).await.unwrap(), IfChanged::Current(None), "deleted");
+    assert_eq!(o.get_if_changed("missing", &two).await.unwrap(), IfChanged::Current(None));
+    assert!(matches!(o.get_if_changed("log/1", &two).await.unwrap_err(), Error::InvalidArgument(_)));
+}
+
 pub async fn objects_list_is_ascending_and_relative(cx: Ctx) {
     let o = cx.db.objects();
     for k in ["b/2", "a", "b/1", "c", "b/10"] {
@@ -1212,4 +1236,120 @@ pub async fn events_report_requests_calls_and_lease_transitions(cx: Ctx) {
     db.objects().delete("o/1").await.unwrap();
     let requests = take().iter().filter(|l| l.starts_with("request ")).count() as u32;
     assert_eq!(requests, cx.take_counts().total());
+}
+
+// ---------------------------------------------------------------- once
+
+/// The run record `once` keeps in the lease document's state.
+async fn once_record(cx: &Ctx, key: &str) -> Value {
+    let stored: Value = serde_json::from_slice(&cx.raw_body(key).await.expect("a once record")).unwrap();
+    stored["state"].clone()
+}
+
+pub async fn once_runs_then_answers_the_record(cx: Ctx) {
+    use fencepost::{Once, OnceOptions};
+    let db = cx.real_time();
+    let ran = Calls::new();
+    let first = db
+        .once("report", OnceOptions::new(30.0), |_| async {
+            ran.bump();
+            Ok::<_, Error>(json!({"sent": 12}))
+        })
+        .await
+        .unwrap();
+    assert_eq!(first, Once::Done { value: json!({"sent": 12}), ran: true });
+    assert_eq!(cx.take_counts(), counts(1, 2), "read, create, release");
+    assert_eq!(once_record(&cx, "report").await, json!({"status": "done", "value": {"sent": 12}, "attempt": 1}));
+    for _ in 0..2 {
+        let again = db.once("report", OnceOptions::new(30.0), |_| async { Ok::<_, Error>(json!("not run")) });
+        assert_eq!(again.await.unwrap(), Once::Done { value: json!({"sent": 12}), ran: false });
+        assert_eq!(cx.take_counts(), counts(1, 0), "a done record answers in one request");
+    }
+    assert_eq!(ran.get(), 1);
+    // Typed results round-trip.
+    let typed: Once<Vec<u32>> =
+        db.once("typed", OnceOptions::new(30.0), |_| async { Ok::<_, Error>(vec![1, 2]) }).await.unwrap();
+    assert_eq!(typed, Once::Done { value: vec![1, 2], ran: true });
+}
+
+pub async fn once_duplicate_during_a_run_waits_or_answers_running(cx: Ctx) {
+    use fencepost::{Once, OnceOptions};
+    let (db, peer) = (cx.real_time(), cx.real_time());
+    let (finish, finished) = futures::channel::oneshot::channel::<()>();
+    let (started, running) = futures::channel::oneshot::channel::<()>();
+    let runner = db.once("job", OnceOptions::new(30.0), |_| async {
+        started.send(()).unwrap();
+        finished.await.ok();
+        Ok::<_, Error>(json!("result"))
+    });
+    let duplicates = async {
+        running.await.unwrap();
+        let at_once =
+            peer.once("job", OnceOptions::new(30.0), |_| async { Ok::<_, Error>(json!("dup")) }).await.unwrap();
+        let Once::Running { deadline_at } = at_once else { panic!("wait 0 answers running, got {at_once:?}") };
+        assert!(deadline_at > fencepost::SystemClock.now().unwrap(), "the running holder's deadline");
+        finish.send(()).unwrap();
+        let latched = peer.once("job", OnceOptions::new(30.0).wait(10.0), |_| async { Ok::<_, Error>(json!("dup")) });
+        latched.await.unwrap()
+    };
+    let (ran, latched) = futures::join!(runner, duplicates);
+    assert_eq!(ran.unwrap(), Once::Done { value: json!("result"), ran: true });
+    assert_eq!(latched, Once::Done { value: json!("result"), ran: false }, "wait latches onto the run");
+}
+
+pub async fn once_failure_is_recorded_and_run_again(cx: Ctx) {
+    use fencepost::{Once, OnceOptions};
+    let db = cx.real_time();
+    let failed: Result<Once, Error> =
+        db.once("job", OnceOptions::new(30.0), |_| async { Err(Error::invalid("disk full")) }).await;
+    assert!(matches!(failed, Err(Error::InvalidArgument(ref m)) if m == "disk full"), "{failed:?}");
+    let record = once_record(&cx, "job").await;
+    assert_eq!((&record["status"], &record["attempt"]), (&json!("failed"), &json!(1)));
+    assert_eq!(record["error"], json!({"name": "Error", "message": "invalid argument: disk full"}));
+    let again = db.once("job", OnceOptions::new(30.0), |_| async { Ok::<_, Error>(json!(2)) }).await.unwrap();
+    assert_eq!(again, Once::Done { value: json!(2), ran: true });
+    assert_eq!(once_record(&cx, "job").await["attempt"], json!(2));
+    // A result that is not JSON is refused and recorded as a failure.
+    let mut bad = std::collections::HashMap::new();
+    bad.insert((1, 2), 3);
+    let refused = db.once("bad", OnceOptions::new(30.0), |_| async { Ok::<_, Error>(bad) }).await;
+    assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
+    assert_eq!(once_record(&cx, "bad").await["status"], json!("failed"));
+}
+
+pub async fn once_dead_runner_is_replaced_after_its_ttl(cx: Ctx) {
+    use fencepost::{Once, OnceOptions};
+    let db = cx.real_time();
+    // A runner that took the run and died: its lease is never renewed nor released.
+    let dead = LeaseOptions::new(0.4).holder("dead").initial_state(json!({"status": "running", "attempt": 1}));
+    drop(db.lease("job", dead).await.unwrap().expect("acquired"));
+    let busy = db.once("job", OnceOptions::new(30.0), |_| async { Ok::<_, Error>(json!("new")) }).await.unwrap();
+    assert!(matches!(busy, Once::Running { .. }), "{busy:?}");
+    let replaced = db.once("job", OnceOptions::new(30.0).wait(5.0), |_| async { Ok::<_, Error>(json!("new")) });
+    assert_eq!(replaced.await.unwrap(), Once::Done { value: json!("new"), ran: true });
+    let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
+    assert_eq!((&stored["epoch"], &stored["state"]["attempt"]), (&json!(2), &json!(2)), "a new period, attempt 2");
+}
+
+pub async fn once_race_records_one_result(cx: Ctx) {
+    use fencepost::{Once, OnceOptions};
+    let runs = Calls::new();
+    let racers: Vec<_> = (0..8)
+        .map(|i| {
+            let (db, runs) = (cx.real_time(), &runs);
+            async move {
+                db.once("job", OnceOptions::new(30.0).wait(10.0), |_| async move {
+                    runs.bump();
+                    Ok::<_, Error>(json!(i))
+                })
+                .await
+                .unwrap()
+            }
+        })
+        .collect();
+    let answers = join_all(racers).await;
+    let ran: Vec<_> = answers.iter().filter(|a| matches!(a, Once::Done { ran: true, .. })).collect();
+    assert_eq!((ran.len(), runs.get()), (1, 1), "{answers:?}");
+    let Once::Done { value, .. } = ran[0] else { unreachable!() };
+    assert!(answers.iter().all(|a| matches!(a, Once::Done { value: v, .. } if v == value)), "{answers:?}");
 }

@@ -31,6 +31,9 @@ pub struct Ctx {
     pub store: Shared<FaultStore>,
     pub clock: ManualClock,
     pub db: Fencepost,
+    /// Whether the server itself answers a conditional read with 304 (every server the suites run
+    /// but fake-gcs-server).
+    pub server_answers_304: bool,
 }
 
 impl Ctx {
@@ -38,7 +41,7 @@ impl Ctx {
         let store = Shared::new(FaultStore::new(raw.clone()));
         let clock = ManualClock::auto_advancing(ManualClock::START_2026);
         let db = Fencepost::new(store.clone(), options(&clock)).expect("valid options");
-        Ctx { raw, store, clock, db }
+        Ctx { raw, store, clock, db, server_answers_304: true }
     }
 
     /// Another worker on the same bucket and clock, not counted and without faults.
@@ -239,6 +242,7 @@ macro_rules! for_each_case {
             doc_lost_response_applied_exactly_once,
             doc_unprovable_outcome_is_ambiguous_error,
             objects_conditional_puts,
+            objects_conditional_get_answers_not_modified,
             objects_list_is_ascending_and_relative,
             objects_tricky_keys_round_trip,
             objects_wait_for_appears_changes_and_times_out,
@@ -261,6 +265,11 @@ macro_rules! for_each_case {
             doc_update_from_a_stale_view_costs_one_extra_put,
             counter_is_exact_under_concurrency_and_lost_responses,
             fault_store_limit_writes_answers_429_past_the_limit,
+            once_runs_then_answers_the_record,
+            once_duplicate_during_a_run_waits_or_answers_running,
+            once_failure_is_recorded_and_run_again,
+            once_dead_runner_is_replaced_after_its_ttl,
+            once_race_records_one_result,
         );
     };
 }

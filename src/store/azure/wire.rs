@@ -73,6 +73,7 @@ impl<'a> BlobRequest<'a> {
 pub(crate) fn request<'a>(request: &StoreRequest<'a>) -> BlobRequest<'a> {
     match *request {
         StoreRequest::Get(key) => get(key),
+        StoreRequest::GetIfChanged { key, etag } => get(key).header("if-none-match", quoted_etag(etag)),
         StoreRequest::Put { key, body, precondition, meta } => put(key, body, precondition, meta),
         StoreRequest::Delete(key) => delete(key, None),
         StoreRequest::DeleteIfMatch { key, etag } => delete(key, Some(etag)),
@@ -87,7 +88,7 @@ pub(crate) fn read(
     what: &(dyn std::fmt::Display + Sync),
 ) -> StoreResult<Reply> {
     Ok(match *request {
-        StoreRequest::Get(_) => Reply::Object(read_get(response, what)?),
+        StoreRequest::Get(_) | StoreRequest::GetIfChanged { .. } => Reply::Object(read_get(response, what)?),
         StoreRequest::Put { precondition, .. } => Reply::Put(read_put(response, precondition, what)?),
         StoreRequest::Delete(_) => Reply::Deleted(read_delete(response, what).map(|_| true)?),
         StoreRequest::DeleteIfMatch { .. } => Reply::Deleted(read_delete(response, what)?),

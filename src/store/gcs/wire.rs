@@ -44,7 +44,8 @@ impl Target<'_> {
     /// The JSON API request for a store request.
     pub(crate) fn for_request(&self, request: &Request<'_>) -> HttpRequest {
         match *request {
-            Request::Get(key) => self.get(key),
+            Request::Get(key) => self.get(key, None),
+            Request::GetIfChanged { key, etag } => self.get(key, Some(&crate::store::normalize_etag(etag))),
             Request::Put { key, body, precondition, meta } => self.put(key, body, precondition, meta),
             Request::Delete(key) => self.delete(key, None),
             Request::DeleteIfMatch { key, etag } => self.delete(key, Some(&crate::store::normalize_etag(etag))),
@@ -52,9 +53,12 @@ impl Target<'_> {
         }
     }
 
-    /// objects.get with `alt=media`: the body, with the generation and metadata as headers.
-    pub(crate) fn get(&self, key: &str) -> HttpRequest {
-        let mut request = self.http("GET", self.url("storage/v1", Some(key), &[("alt", "media")]));
+    /// objects.get with `alt=media`: the body, with the generation and metadata as headers; with
+    /// `ifGenerationNotMatch` (a 304 while `unless` is still the generation) when given.
+    pub(crate) fn get(&self, key: &str, unless: Option<&str>) -> HttpRequest {
+        let mut query = vec![("alt", "media")];
+        query.extend(unless.map(|g| ("ifGenerationNotMatch", g)));
+        let mut request = self.http("GET", self.url("storage/v1", Some(key), &query));
         // A stale copy from an HTTP cache on the path would break linearizability.
         request.headers.push(("cache-control".to_owned(), "no-cache".to_owned()));
         request
@@ -131,7 +135,7 @@ pub(crate) fn read(
     what: &(dyn std::fmt::Display + Sync),
 ) -> StoreResult<Reply> {
     Ok(match *request {
-        Request::Get(_) => Reply::Object(read_get(response, what)?),
+        Request::Get(_) | Request::GetIfChanged { .. } => Reply::Object(read_get(response, what)?),
         Request::Put { precondition, .. } => Reply::Put(read_put(response, precondition, what)?),
         Request::Delete(_) => Reply::Deleted(read_delete(response, what).map(|_| true)?),
         Request::DeleteIfMatch { .. } => Reply::Deleted(read_delete(response, what)?),
@@ -274,7 +278,7 @@ mod tests {
     fn requests_address_objects_and_conditions() {
         let endpoint = Endpoint::parse("GCS", "http://127.0.0.1:4443").unwrap();
         let t = Target { endpoint: &endpoint, bucket: "b" };
-        assert_eq!(target_url(&t.get("a/b c")), "http://127.0.0.1:4443/storage/v1/b/b/o/a%2Fb%20c?alt=media");
+        assert_eq!(target_url(&t.get("a/b c", None)), "http://127.0.0.1:4443/storage/v1/b/b/o/a%2Fb%20c?alt=media");
         assert_eq!(
             target_url(&t.delete("k", Some("17"))),
             "http://127.0.0.1:4443/storage/v1/b/b/o/k?ifGenerationMatch=17"

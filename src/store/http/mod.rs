@@ -86,7 +86,12 @@ impl HttpClient {
         let (http, mut secrets) = protocol.build(&request, self.now()?, token.as_deref())?;
         secrets.extend(token);
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-        self.exchange(http, &what, &secrets, |r| protocol.read(&request, r, &what)).await
+        self.exchange(http, &what, &secrets, |r| match request {
+            // 304 means the same on every HTTP store: the version named is still current.
+            Request::GetIfChanged { .. } if r.status == 304 => Ok(Reply::NotModified),
+            _ => protocol.read(&request, r, &what),
+        })
+        .await
     }
 
     /// Send one request and read its response with `read`; errors come back sanitised (none of
@@ -161,6 +166,19 @@ macro_rules! http_object_store {
         impl $crate::store::ObjectStore for $store {
             async fn get(&self, key: &str) -> $crate::store::StoreResult<Option<$crate::store::StoredObject>> {
                 self.call($crate::store::Request::Get(key)).await.map($crate::store::Reply::into_object)
+            }
+
+            async fn get_if_changed(
+                &self,
+                key: &str,
+                etag: &str,
+            ) -> $crate::store::StoreResult<$crate::store::IfChanged> {
+                let request = $crate::store::Request::GetIfChanged { key, etag };
+                self.call(request).await.map($crate::store::Reply::into_if_changed)
+            }
+
+            fn conditional_get(&self) -> bool {
+                true
             }
 
             async fn put(

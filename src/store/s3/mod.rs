@@ -367,7 +367,8 @@ impl Protocol for S3Config {
         _token: Option<&str>,
     ) -> StoreResult<(HttpRequest, Vec<String>)> {
         let http = match *request {
-            Request::Get(key) => self.get_object_request(key, at),
+            Request::Get(key) => self.get_object_request(key, None, at),
+            Request::GetIfChanged { key, etag } => self.get_object_request(key, Some(etag), at),
             Request::Put { key, body, precondition, meta } => {
                 self.put_object_request(key, body, precondition, meta, at)?
             }

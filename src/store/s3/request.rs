@@ -21,9 +21,10 @@ pub const HISTORY_HEADER: &str = "x-amz-meta-fencepost-history";
 const NO_CACHE: (&str, &str) = ("cache-control", "no-cache");
 
 impl S3Config {
-    /// GetObject for `key`.
-    pub(crate) fn get_object_request(&self, key: &str, at: Timestamp) -> HttpRequest {
-        let headers = vec![header(NO_CACHE.0, NO_CACHE.1)];
+    /// GetObject for `key`; with `If-None-Match` (a 304 while `unless` is still the etag) when given.
+    pub(crate) fn get_object_request(&self, key: &str, unless: Option<&str>, at: Timestamp) -> HttpRequest {
+        let mut headers = vec![header(NO_CACHE.0, NO_CACHE.1)];
+        headers.extend(unless.map(|etag| header("if-none-match", &format!("\"{}\"", normalize_etag(etag)))));
         self.signed_request("GET", Some(key), &[], headers, Vec::new(), at)
     }
 

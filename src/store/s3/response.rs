@@ -16,7 +16,7 @@ pub(crate) fn read(
     what: &(dyn std::fmt::Display + Sync),
 ) -> StoreResult<Reply> {
     Ok(match *request {
-        Request::Get(_) => Reply::Object(read_get(response, what)?),
+        Request::Get(_) | Request::GetIfChanged { .. } => Reply::Object(read_get(response, what)?),
         Request::Put { precondition, .. } => Reply::Put(read_put(response, precondition, what)?),
         Request::Delete(_) => Reply::Deleted(read_delete(response, what).map(|()| true)?),
         Request::DeleteIfMatch { .. } => Reply::Deleted(read_conditional_delete(response, what)?),

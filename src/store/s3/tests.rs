@@ -146,7 +146,7 @@ fn debug_never_shows_secrets() {
     let shown = format!("{config:?}");
     assert!(!shown.contains(SECRET) && !shown.contains(SESSION), "{shown}");
     assert!(shown.contains("AKID") && shown.contains("[redacted]"));
-    let request = config.get_object_request("k", at());
+    let request = config.get_object_request("k", None, at());
     let signature = request.header("authorization").unwrap().rsplit_once("Signature=").unwrap().1.to_owned();
     let shown = format!("{request:?}");
     assert!(!shown.contains(&signature) && !shown.contains(SESSION) && !shown.contains("Signature="), "{shown}");
@@ -162,16 +162,16 @@ fn debug_never_shows_secrets() {
 #[test]
 fn object_urls_in_both_addressing_styles() {
     let path = S3Config::builder("http://127.0.0.1:9000", "bucket", "us-east-1", "AKID", SECRET).build().unwrap();
-    assert_eq!(path.get_object_request("app/jobs/1", at()).url, "http://127.0.0.1:9000/bucket/app/jobs/1");
+    assert_eq!(path.get_object_request("app/jobs/1", None, at()).url, "http://127.0.0.1:9000/bucket/app/jobs/1");
     let with_base = config("https://proxy:8443/s3/");
-    assert_eq!(with_base.get_object_request("k", at()).url, "https://proxy:8443/s3/bucket/k");
+    assert_eq!(with_base.get_object_request("k", None, at()).url, "https://proxy:8443/s3/bucket/k");
     let virtual_hosted =
         S3Config::builder("https://s3.eu-west-1.amazonaws.com:443", "my-bucket", "eu-west-1", "AKID", SECRET)
             .addressing(Addressing::VirtualHosted)
             .build()
             .unwrap();
     assert_eq!(
-        virtual_hosted.get_object_request("a b", at()).url,
+        virtual_hosted.get_object_request("a b", None, at()).url,
         "https://my-bucket.s3.eu-west-1.amazonaws.com/a%20b"
     );
     assert_eq!(
@@ -195,7 +195,7 @@ fn tricky_keys_are_percent_encoded_in_the_path() {
     ];
     for (key, path) in cases {
         assert_eq!(config.canonical_uri(Some(key)), path);
-        assert_eq!(config.get_object_request(key, at()).url, format!("http://h:9000{path}"));
+        assert_eq!(config.get_object_request(key, None, at()).url, format!("http://h:9000{path}"));
     }
 }
 
@@ -210,7 +210,7 @@ fn signed_header_list(request: &HttpRequest) -> String {
 
 #[test]
 fn get_request_is_signed_and_uncached() {
-    let request = config("http://h:9000").get_object_request("k", at());
+    let request = config("http://h:9000").get_object_request("k", None, at());
     assert_eq!(request.method, "GET");
     assert!(request.body.is_empty());
     assert_eq!(header_names(&request), ["cache-control", "authorization", "x-amz-content-sha256", "x-amz-date"]);
@@ -234,7 +234,7 @@ fn signature_covers_exactly_what_is_sent() {
         .build()
         .unwrap();
     let requests = [
-        config.get_object_request("a b+c%d=e&f?g#h~i/😀", at()),
+        config.get_object_request("a b+c%d=e&f?g#h~i/😀", None, at()),
         config
             .put_object_request("k", b"{}", &Precondition::IfMatch("\"e1\"".into()), &meta("tok", &["h1", "h2"]), at())
             .unwrap(),
