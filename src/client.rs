@@ -24,8 +24,10 @@ use crate::objects::retry::RetryPolicy;
 use crate::objects::transition::Transition;
 use crate::once::{self, Once, OnceOptions};
 use crate::prune::{self, PruneOptions, Pruned};
+use crate::semaphore::Semaphore;
 use crate::store::{IntoStore, ObjectStore};
 use crate::time::{Clock, ClockSource};
+use crate::watch::{Seen, Watch, Watcher};
 
 /// Options of [`Fencepost::new`]; `Options::default()` for the usual ones.
 #[derive(Clone, Default)]
@@ -305,6 +307,57 @@ impl Fencepost {
         E: From<crate::base::error::Error>,
     {
         once::once(&self.objects, key, options, f, describe).await
+    }
+
+    /// A semaphore under `key`: at most `limit` (1 to 1000) unexpired permits at once, each a
+    /// lease of `ttl` seconds on one of the slots `key/0` … `key/<limit - 1>`, fenced by its epoch
+    /// as any lease is. Making one sends nothing.
+    ///
+    /// ```
+    /// use fencepost::store::MemoryStore;
+    /// use fencepost::{Fencepost, Options, PermitOptions};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
+    /// let api = db.semaphore("limits/partner-api", 2, 30.0)?;
+    /// let first = api.acquire(&PermitOptions::default()).await?.expect("a free slot");
+    /// let second = api.acquire(&PermitOptions::default()).await?.expect("another");
+    /// assert!(api.acquire(&PermitOptions::default()).await?.is_none(), "at most 2 at once");
+    /// assert_eq!(api.holders().await?.len(), 2);
+    /// first.release().await?;
+    /// let third = api.acquire(&PermitOptions::default()).await?.expect("a slot freed");
+    /// assert_eq!(third.key(), first.key());
+    /// assert!(third.epoch() > first.epoch(), "each slot's epochs increase: the fence");
+    /// # drop(second);
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn semaphore(&self, key: &str, limit: u32, ttl: f64) -> Result<Semaphore> {
+        Semaphore::new(&self.objects, key, limit, ttl)
+    }
+
+    /// Watch `key`: a [`Watch`] (a `Stream`) whose first item is the key's current state (what
+    /// [`Fencepost::inspect`] says; `None` while absent), then each change of its etag, polled every
+    /// `interval` seconds (at least 0.05) with a conditional read: one request per interval, a 304
+    /// without the body while nothing changed. Drop it to stop.
+    ///
+    /// ```
+    /// use fencepost::store::MemoryStore;
+    /// use fencepost::{Fencepost, Held, Options};
+    /// use futures::StreamExt;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
+    /// let mut changes = db.watch("config/flags", 0.05)?;
+    /// assert!(changes.next().await.unwrap()?.is_none(), "absent at first");
+    /// db.claim("config/flags", serde_json::json!({"beta": true})).await?;
+    /// let now = changes.next().await.unwrap()?.expect("written");
+    /// assert_eq!(now.kind, Held::Json(serde_json::json!({"beta": true})));
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn watch(&self, key: &str, interval: f64) -> Result<Watch> {
+        Ok(Watch::new(Watcher::resume(&self.objects, key, interval, Seen::Nothing)?))
     }
 
     /// Re-attach to the current ownership period of `holder`: one read, nothing written. `None`

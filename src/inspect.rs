@@ -36,7 +36,14 @@ pub enum Held {
 /// Read `key` once and say what it holds; `None` when absent.
 pub(crate) async fn inspect(objects: &Objects, key: &str) -> Result<Option<Inspection>> {
     objects.check_key(key)?;
-    let Some(obj) = objects.read(key).await? else { return Ok(None) };
+    match objects.read(key).await? {
+        Some(obj) => inspection(objects, key, obj).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// What the version `obj` of `key` holds (judged as of now).
+pub(crate) fn inspection(objects: &Objects, key: &str, obj: crate::store::StoredObject) -> Result<Inspection> {
     // One parse: the value, then (when it has a lease document's shape) the document from it.
     let kind = match json::parse(&obj.body) {
         Err(_) => Held::Bytes(obj.body.clone()),
@@ -45,11 +52,11 @@ pub(crate) async fn inspect(objects: &Objects, key: &str) -> Result<Option<Inspe
             Err(_) => Held::Json(value),
         },
     };
-    Ok(Some(Inspection {
+    Ok(Inspection {
         key: key.to_owned(),
         etag: obj.etag,
         size: obj.body.len() as u64,
         last_modified: obj.last_modified,
         kind,
-    }))
+    })
 }

@@ -103,8 +103,9 @@
 //               (http) the HTTP ones share
 //   objects     the layer-0 API (`Objects`), the one retry loop, ambiguous-write resolution
 //   claim, lease, doc      the primitives
-//   counter, once     the sharded counter, made of docs; once, made of a lease
+//   counter, once, semaphore     the sharded counter, made of docs; once and semaphore, made of leases
 //   inspect, prune, check      what an operator reads, cleans up and checks
+//   watch       a key's changes, polled with conditional reads
 //   client      `Fencepost`: the whole API, each method a short delegation
 //   testing     the test toolkit
 //
@@ -124,9 +125,11 @@ mod lease;
 mod objects;
 mod once;
 mod prune;
+mod semaphore;
 pub mod store;
 pub mod testing;
 mod time;
+mod watch;
 
 pub use base::cancel::{Cancel, Cancelled};
 pub use base::error::{Error, LostReason, Result, StorageFailure};
@@ -147,7 +150,9 @@ pub use objects::transition::{Transition, transition};
 pub use objects::{Objects, WaitOptions, Written};
 pub use once::{Once, OnceOptions};
 pub use prune::{PruneOptions, Pruned};
+pub use semaphore::{MAX_LIMIT as MAX_SEMAPHORE_LIMIT, Permit, PermitOptions, Semaphore};
 pub use time::{Clock, ClockSource, Timestamp};
+pub use watch::{Change, MIN_WATCH_INTERVAL, Seen, Watch, Watcher};
 
 /// What fencepost's own JS binding (the `fencepost-js` crate in `binding/`, from which the npm
 /// package is built) uses of the core beyond its public API: the JSON-level forms of the calls,

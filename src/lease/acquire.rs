@@ -23,7 +23,7 @@ const WAIT_FIRST_POLL: f64 = 0.1;
 const WAIT_MAX_POLL: f64 = 1.0;
 
 /// What one acquisition attempt found.
-enum Attempt {
+pub(crate) enum Attempt {
     Acquired(Lease),
     /// Actively held by someone else, until this deadline.
     Held(Timestamp),
@@ -96,7 +96,7 @@ pub(crate) async fn lease_or_holder(
 
 /// One acquisition: read, then create, steal or re-acquire by compare-and-swap; a lost race
 /// reads again (at most `ACQUIRE_ATTEMPTS` times).
-async fn try_acquire(
+pub(crate) async fn try_acquire(
     objects: &Objects,
     key: &str,
     holder: &str,
@@ -182,12 +182,12 @@ pub(crate) async fn cooperative_write(objects: &Objects, key: &str, f: &mut Tran
 /// The pause before poll `n + 1` of a waiting acquisition: doubling from `WAIT_FIRST_POLL` up to
 /// `WAIT_MAX_POLL`, with "equal jitter" (half fixed, half random) so waiters spread out but none
 /// polls much more often than the schedule says.
-fn wait_poll(n: u32) -> f64 {
+pub(crate) fn wait_poll(n: u32) -> f64 {
     crate::objects::retry::equal_jitter(n, WAIT_FIRST_POLL, WAIT_MAX_POLL)
 }
 
 /// A lease's ttl: seconds, > 0, at most 100 years (a deadline must stay writable).
-fn validate_ttl(ttl: f64) -> Result<()> {
+pub(crate) fn validate_ttl(ttl: f64) -> Result<()> {
     if ttl.is_finite() && ttl > 0.0 && ttl <= 100.0 * 365.0 * 86_400.0 {
         Ok(())
     } else {
@@ -199,7 +199,7 @@ fn validate_ttl(ttl: f64) -> Result<()> {
 }
 
 /// A holder is stored in the lease document and compared verbatim; it may be a caller's own id.
-fn validate_holder(holder: &str) -> Result<()> {
+pub(crate) fn validate_holder(holder: &str) -> Result<()> {
     if holder.is_empty() || holder.len() > 1024 || holder.chars().any(char::is_control) {
         Err(Error::invalid("holder must be a non-empty string of at most 1024 bytes without control characters"))
     } else {

@@ -340,7 +340,7 @@ impl Objects {
         Call::end(call, self, prefix, listed)
     }
 
-    async fn all_keys(&self, prefix: &str) -> Result<Vec<String>> {
+    pub(crate) async fn all_keys(&self, prefix: &str) -> Result<Vec<String>> {
         // Each page judges the prefix (the first before any request).
         collect_keys(prefix, |cursor| async move { self.page(prefix, None, cursor.as_deref()).await }).await
     }

@@ -1353,3 +1353,109 @@ pub async fn once_race_records_one_result(cx: Ctx) {
     let Once::Done { value, .. } = ran[0] else { unreachable!() };
     assert!(answers.iter().all(|a| matches!(a, Once::Done { value: v, .. } if v == value)), "{answers:?}");
 }
+
+// ---------------------------------------------------------------- semaphore
+
+pub async fn semaphore_admits_at_most_limit_and_fences_each_slot(cx: Ctx) {
+    use fencepost::PermitOptions;
+    let sem = cx.db.semaphore("api", 3, 30.0).unwrap();
+    let any = PermitOptions::default();
+    let first = sem.acquire(&any).await.unwrap().expect("a free slot");
+    assert_eq!(cx.take_counts(), counts(1, 1), "2 requests when the first slot tried is free");
+    let second = sem.acquire(&any).await.unwrap().expect("a free slot");
+    let third = sem.acquire(&any).await.unwrap().expect("a free slot");
+    cx.take_counts();
+    let mut slots = vec![first.key().to_owned(), second.key().to_owned(), third.key().to_owned()];
+    slots.sort();
+    assert_eq!(slots, ["api/0", "api/1", "api/2"]);
+    assert!(sem.acquire(&any).await.unwrap().is_none(), "a fourth permit is refused");
+    assert_eq!(cx.take_counts(), counts(3, 0), "one read per slot, nothing written");
+    let holders = sem.holders().await.unwrap();
+    assert_eq!(holders.iter().map(|p| p.slot).collect::<Vec<_>>(), [0, 1, 2]);
+    assert!(holders.iter().all(|p| p.epoch == 1 && p.deadline_at > cx.clock_now()));
+    assert_eq!(cx.take_counts(), RequestCounts { list: 1, ..counts(3, 0) });
+    second.release().await.unwrap();
+    let again = sem.acquire(&any).await.unwrap().expect("the released slot");
+    assert_eq!((again.key(), again.epoch()), (second.key(), 2), "the slot's epoch increases");
+    assert_eq!(sem.holders().await.unwrap().len(), 3);
+    for (limit, key) in [(0, "api"), (1001, "api"), (2, "log/x")] {
+        assert!(matches!(cx.db.semaphore(key, limit, 30.0), Err(Error::InvalidArgument(_))), "{key} {limit}");
+    }
+    assert!(matches!(cx.db.semaphore("api", 2, 0.0), Err(Error::InvalidArgument(_))));
+}
+
+pub async fn semaphore_expired_permit_is_taken_and_its_holder_fenced(cx: Ctx) {
+    use fencepost::PermitOptions;
+    let sem = cx.db.semaphore("one", 1, 10.0).unwrap();
+    let stale = sem.acquire(&PermitOptions::default().holder("a")).await.unwrap().unwrap();
+    assert!(sem.acquire(&PermitOptions::default()).await.unwrap().is_none());
+    cx.clock.advance(10.5);
+    assert!(sem.holders().await.unwrap().is_empty(), "an expired permit is not a holder");
+    let fresh = sem.acquire(&PermitOptions::default().holder("b")).await.unwrap().expect("expired: taken");
+    assert_eq!(fresh.epoch(), 2);
+    assert!(matches!(stale.write(&json!("late")).await, Err(Error::LeaseLost { .. })), "the old permit is fenced");
+}
+
+pub async fn semaphore_sixteen_acquirers_never_exceed_the_limit(cx: Ctx) {
+    use fencepost::PermitOptions;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let (now, most, done) = (AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0));
+    let workers: Vec<_> = (0..16)
+        .map(|_| {
+            let db = cx.real_time();
+            let (now, most, done) = (&now, &most, &done);
+            async move {
+                let sem = db.semaphore("pool", 3, 30.0).unwrap();
+                let ran = sem
+                    .with_permit(&PermitOptions::default().wait(60.0), async |permit| {
+                        let inside = now.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(inside, Ordering::SeqCst);
+                        fencepost::SystemClock.sleep(0.02).await;
+                        now.fetch_sub(1, Ordering::SeqCst);
+                        Ok::<_, Error>(permit.epoch())
+                    })
+                    .await
+                    .unwrap();
+                assert!(ran.is_some(), "every worker gets a permit within its wait");
+                done.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .collect();
+    join_all(workers).await;
+    assert_eq!(done.load(Ordering::SeqCst), 16);
+    let most = most.load(Ordering::SeqCst);
+    assert!((1..=3).contains(&most), "at most 3 at once, saw {most}");
+}
+
+// ---------------------------------------------------------------- watch
+
+pub async fn watch_sees_each_change_in_order_and_deletions_once(cx: Ctx) {
+    use fencepost::Held;
+    use futures::StreamExt;
+    let mut changes = cx.db.watch("flags", 0.05).unwrap();
+    assert_eq!(changes.next().await.unwrap().unwrap(), None, "absent at first");
+    let o = cx.db.objects();
+    let mut seen = Vec::new();
+    for i in 0..20 {
+        cx.raw_put("flags", json!({"v": i}).to_string().as_bytes()).await;
+        let now = changes.next().await.unwrap().unwrap().expect("written");
+        let Held::Json(value) = now.kind else { panic!("json, got {:?}", now.kind) };
+        seen.push(value["v"].as_i64().unwrap());
+    }
+    assert_eq!(seen, (0..20).collect::<Vec<_>>(), "every change, in order");
+    assert_eq!(cx.take_counts(), counts(21, 0), "one request per poll");
+    o.delete("flags").await.unwrap();
+    assert_eq!(changes.next().await.unwrap().unwrap(), None, "a deletion once");
+    cx.raw_put("flags", b"{\"v\":99}").await;
+    let back = changes.next().await.unwrap().unwrap().expect("back");
+    assert_eq!(back.kind, Held::Json(json!({"v": 99})));
+    // A lease document is reported as the lease it is.
+    cx.db.lease("flags-lease", lease_opts(30.0, "a")).await.unwrap().unwrap();
+    let mut lease_watch = cx.db.watch("flags-lease", 1.0).unwrap();
+    let Some(held) = lease_watch.next().await.unwrap().unwrap() else { panic!("held") };
+    assert!(matches!(held.kind, Held::Lease(ref l) if l.epoch == 1 && l.holder.as_deref() == Some("a")));
+    for bad in [0.0, 0.01, f64::NAN, f64::INFINITY] {
+        assert!(matches!(cx.db.watch("flags", bad), Err(Error::InvalidArgument(_))), "{bad}");
+    }
+    assert!(matches!(cx.db.watch("log/1", 1.0), Err(Error::InvalidArgument(_))));
+}

@@ -270,6 +270,10 @@ macro_rules! for_each_case {
             once_failure_is_recorded_and_run_again,
             once_dead_runner_is_replaced_after_its_ttl,
             once_race_records_one_result,
+            semaphore_admits_at_most_limit_and_fences_each_slot,
+            semaphore_expired_permit_is_taken_and_its_holder_fenced,
+            semaphore_sixteen_acquirers_never_exceed_the_limit,
+            watch_sees_each_change_in_order_and_deletions_once,
         );
     };
 }
@@ -279,7 +283,7 @@ pub use cases::*;
 // Re-exports the cases need, kept here so `cases.rs` reads as a list of behaviours.
 pub(crate) mod prelude {
     pub use super::{Calls, Ctx, add, after, before, counting, counts, incr, lease_opts};
-    pub use fencepost::store::{ObjectStore, Op, Precondition};
+    pub use fencepost::store::{ObjectStore, Op, Precondition, RequestCounts};
     pub use fencepost::testing::Fault;
     pub use fencepost::{Cancel, Clock, Error, LeaseOptions, UpdateOptions, WaitOptions};
     pub use futures::future::join_all;

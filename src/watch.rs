@@ -1,0 +1,165 @@
+//! watch: be told when a key changes, by polling with a conditional read.
+//!
+//! The first answer is the key's current state (what [`crate::Fencepost::inspect`] says, or `None`
+//! while absent); after it, each change of the key's etag, polled every `interval` seconds with
+//! `If-None-Match: <etag>` (a 304 without the body on every store that answers conditional reads),
+//! so an unchanged poll costs one small request. A deletion answers `None` once; the key coming
+//! back answers again. Changes between two polls are seen as one (the latest): a watch follows the
+//! key's state, it is not a log of its writes.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use crate::base::error::{Error, Result};
+use crate::base::future::BoxFuture;
+use crate::inspect::{Inspection, inspection};
+use crate::objects::Objects;
+use crate::store::IfChanged;
+
+/// The shortest poll interval (seconds): a tighter loop would spend a Worker's subrequests.
+pub const MIN_WATCH_INTERVAL: f64 = 0.05;
+
+/// What a watch last reported of its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// Nothing yet: the next answer is the current state, at once.
+    Nothing,
+    Absent,
+    /// The version with this etag.
+    Version(String),
+}
+
+/// One change: what the key holds now (`None`: absent).
+pub type Change = Option<Inspection>;
+
+/// Polls one key ([`Watcher::changed`]); [`Watch`] is the same as a `Stream`.
+#[derive(Clone)]
+pub struct Watcher {
+    objects: Objects,
+    key: String,
+    interval: f64,
+    seen: Seen,
+}
+
+impl Watcher {
+    /// A watcher of `key` polling every `interval` seconds, having last reported `seen`.
+    #[doc(hidden)]
+    pub fn resume(objects: &Objects, key: &str, interval: f64, seen: Seen) -> Result<Self> {
+        objects.check_key(key)?;
+        if !interval.is_finite() || interval < MIN_WATCH_INTERVAL {
+            return Err(Error::invalid(format!(
+                "a watch's interval must be a finite number of seconds >= {MIN_WATCH_INTERVAL}, got {}",
+                crate::base::number::number_text(interval)
+            )));
+        }
+        Ok(Watcher { objects: objects.clone(), key: key.to_owned(), interval, seen })
+    }
+
+    /// What it last reported.
+    pub fn seen(&self) -> &Seen {
+        &self.seen
+    }
+
+    /// The next change: the current state at once the first time, then the next change of etag
+    /// (one request per interval until there is one).
+    pub async fn changed(&mut self) -> Result<Change> {
+        let (objects, call) = self.objects.call("watch");
+        let changed = self.poll_until_changed(&objects).await;
+        crate::objects::events::Call::end(call, &self.objects, &self.key, changed)
+    }
+
+    async fn poll_until_changed(&mut self, objects: &Objects) -> Result<Change> {
+        if self.seen == Seen::Nothing {
+            let now = objects.read(&self.key).await?;
+            return self.report(objects, now);
+        }
+        loop {
+            objects.sleep(self.interval).await?;
+            let now = match &self.seen {
+                Seen::Version(etag) => match objects.read_if_changed(&self.key, etag).await? {
+                    IfChanged::NotModified => continue,
+                    IfChanged::Current(now) => now,
+                },
+                _ => match objects.read(&self.key).await? {
+                    None => continue,
+                    now => now,
+                },
+            };
+            return self.report(objects, now);
+        }
+    }
+
+    fn report(&mut self, objects: &Objects, now: Option<crate::store::StoredObject>) -> Result<Change> {
+        match now {
+            None => {
+                self.seen = Seen::Absent;
+                Ok(None)
+            }
+            Some(object) => {
+                let etag = object.etag.clone();
+                let seen = inspection(objects, &self.key, object)?;
+                self.seen = Seen::Version(etag);
+                Ok(Some(seen))
+            }
+        }
+    }
+}
+
+/// A watch as a `Stream` of changes ([`crate::Fencepost::watch`]): never-ending; drop it to stop
+/// (a poll in flight is dropped with it). A failed poll is an `Err` item, and the next one polls
+/// again.
+pub struct Watch {
+    idle: Option<Watcher>,
+    pending: Option<BoxFuture<'static, (Watcher, Result<Change>)>>,
+}
+
+impl Watch {
+    pub(crate) fn new(watcher: Watcher) -> Self {
+        Watch { idle: Some(watcher), pending: None }
+    }
+
+    /// The next change (the `Stream`'s next item, as an inherent method).
+    pub async fn changed(&mut self) -> Result<Change> {
+        std::future::poll_fn(|cx| self.poll_change(cx)).await
+    }
+
+    fn poll_change(&mut self, cx: &mut Context<'_>) -> Poll<Result<Change>> {
+        if self.pending.is_none() {
+            let Some(mut watcher) = self.idle.take() else {
+                return Poll::Ready(Err(Error::invalid("the watch was dropped while polling")));
+            };
+            self.pending = Some(Box::pin(async move {
+                let change = watcher.changed().await;
+                (watcher, change)
+            }));
+        }
+        let Some(pending) = self.pending.as_mut() else { return Poll::Pending };
+        match pending.as_mut().poll(cx) {
+            Poll::Ready((watcher, change)) => {
+                self.pending = None;
+                self.idle = Some(watcher);
+                Poll::Ready(change)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl futures_core::Stream for Watch {
+    type Item = Result<Change>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().poll_change(cx).map(Some)
+    }
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let watcher = self.idle.as_ref();
+        f.debug_struct("Watch")
+            .field("key", &watcher.map(|w| w.key.as_str()))
+            .field("seen", &watcher.map(|w| &w.seen))
+            .field("polling", &self.pending.is_some())
+            .finish()
+    }
+}
