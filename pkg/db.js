@@ -14,6 +14,9 @@ import { inspect, prune } from "./inspect.js";
 import { openDoc } from "./doc.js";
 import { openCounter } from "./counter.js";
 import { Objects } from "./objects.js";
+import { once } from "./once.js";
+import { openSemaphore } from "./semaphore.js";
+import { watch } from "./watch.js";
 
 const FENCEPOST_OPTIONS = /** @type {const} */ ({ retry: "object", now: "function", clock: "any", onEvent: "function" });
 const RETRY_OPTIONS = /** @type {const} */ ({ maxAttempts: "number", baseDelay: "number", maxDelay: "number" });
@@ -83,6 +86,21 @@ export class Fencepost {
   /** Break a lease, fencing-safe: the next epoch, released; `{key, epoch, previous}`, or null. */
   breakLease(/** @type {string} */ key, /** @type {any} */ opts) {
     return breakLease(this.#recipe, key, opts);
+  }
+
+  /** Run `fn(signal)` once per key, its result recorded: `{status: "done", value, ran}` or `{status: "running", deadlineAt}`. */
+  once(/** @type {string} */ key, /** @type {Function} */ fn, /** @type {any} */ opts) {
+    return once(this.#recipe, key, fn, opts);
+  }
+
+  /** At most `limit` holders at once, each permit a fenced lease: `{acquire, withPermit, holders}`. */
+  semaphore(/** @type {string} */ key, /** @type {any} */ opts) {
+    return openSemaphore(this.#recipe, key, opts);
+  }
+
+  /** The key's state, then each change of it, as an async iterable (polled with conditional reads). */
+  watch(/** @type {string} */ key, /** @type {any} */ opts) {
+    return watch(this.#recipe, key, opts);
   }
 
   /** A handle on a JSON document; `{schema}`: any Standard Schema (zod, valibot, arktype…). */

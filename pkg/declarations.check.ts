@@ -30,6 +30,7 @@ same<Drift<Declared.Store, Implemented.Store>>();
 same<Drift<Declared.Lease, Implemented.Lease>>();
 same<Drift<Declared.Doc, Implemented.Doc>>();
 same<Drift<Declared.Objects, Implemented.Objects>>();
+same<Drift<Declared.Semaphore, Implemented.Semaphore>>();
 same<Drift<DeclaredTesting.FaultStore, ImplementedTesting.FaultStore>>();
 same<Drift<DeclaredTesting.ManualClock, ImplementedTesting.ManualClock>>();
 export const instances: [Declared.Fencepost, Declared.Store, Declared.Objects, DeclaredTesting.FaultStore,

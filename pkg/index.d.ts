@@ -319,8 +319,52 @@ export declare class Fencepost {
   doc<T = Json>(key: string, options?: { schema?: StandardSchemaV1<unknown, T> }): Doc<T>;
   /** A sharded counter over `shards` (default 16, at most 1000) docs at `key/<i>` (no request). */
   counter(key: string, options?: { shards?: number }): Counter;
+  /**
+   * Run `fn(signal)` once per key, its result recorded: `{status: "done", value, ran}` (`ran` only
+   * for the call whose run recorded it; 1 request when done), or `{status: "running", deadlineAt}`
+   * while another holder runs it, after waiting up to `wait` seconds (default 0) for it to finish
+   * or expire. `fn` runs under a lease of `ttl` seconds (default 60) kept alive meanwhile; `signal`
+   * aborts when it is lost. When `fn` throws, the failure is recorded and rethrown, and the next
+   * call runs `fn` again; a runner that died is replaced after its ttl. Its result must be JSON.
+   */
+  once<R>(key: string, fn: (signal: AbortSignal) => Awaitable<R>, options?: OnceOptions): Promise<OnceResult<R>>;
+  /** At most `limit` holders at once; each permit is a `Lease` on slot `key/<i>`, fenced by its epoch. No request. */
+  semaphore(key: string, options: { limit: number; ttl: number }): Semaphore;
+  /**
+   * The key's state (what `inspect` answers; null while absent), then each change of its etag (a
+   * deletion once), polled every `interval` seconds (default 1) with a conditional read: one
+   * request per interval. Leave the loop to stop; aborting `signal` stops it and throws its reason.
+   */
+  watch(key: string, options?: { interval?: number } & CallOptions): AsyncIterableIterator<Inspection | null>;
   /** Layer 0 on the same store. */
   readonly objects: Objects;
+}
+
+export interface OnceOptions extends CallOptions {
+  /** Seconds the run's lease lasts (default 60): a runner that dies is replaced after this long. */
+  ttl?: number;
+  /** Seconds to wait for a running holder to finish or expire (default 0: answer "running" at once). */
+  wait?: number;
+  holder?: string;
+  /** Keep-alive interval, seconds (default ttl/3). */
+  every?: number;
+}
+
+/** What `db.once` answered. */
+export type OnceResult<R> = { status: "done"; value: R; ran: boolean } | { status: "running"; deadlineAt: Date };
+
+/** A counting semaphore whose permits are fenced leases. */
+export declare class Semaphore {
+  private constructor();
+  readonly key: string;
+  readonly limit: number;
+  readonly ttl: number;
+  /** A permit on a free or expired slot, or null when all are held (after waiting up to `wait` seconds). 2 requests when the first slot tried is free; at most `limit` reads + 1 write otherwise. */
+  acquire(options?: { holder?: string; wait?: number } & CallOptions): Promise<Lease<unknown> | null>;
+  /** Run `fn(permit, signal)` holding a permit kept alive meanwhile, released when `fn` settles (as `withLease`); null without calling `fn` when none could be had. */
+  withPermit<R>(options: { holder?: string; wait?: number; every?: number } & CallOptions, fn: (permit: Lease<unknown>, signal: AbortSignal) => Awaitable<R>): Promise<R | null>;
+  /** The unexpired permits, by slot: one list, then one read per slot. */
+  holders(options?: CallOptions): Promise<{ slot: number; epoch: number; holder: string; deadlineAt: Date }[]>;
 }
 
 /** What `db.inspect(key)` found. */
@@ -443,6 +487,8 @@ export declare class Objects {
   private constructor();
   readonly store: Store;
   get(key: string, options?: CallOptions): Promise<StoredObject | null>;
+  /** A conditional read: `{notModified: true}` (a 304 without the body) while the etag is still `ifNoneMatch`. 1 request. */
+  get(key: string, options: { ifNoneMatch: string } & CallOptions): Promise<StoredObject | { notModified: true } | null>;
   /** null when the precondition did not hold. `etag` is null only if the write landed but has already been replaced. */
   put(
     key: string,

@@ -10,6 +10,7 @@ export { Store, memoryStore, s3Store, azureStore, gcsStore, r2Store, countingSto
 export { Lease } from "./lease.js";
 export { Doc } from "./doc.js";
 export { Counter } from "./counter.js";
+export { Semaphore } from "./semaphore.js";
 export { Objects } from "./objects.js";
 export {
   FencepostError, LeaseLost, ConflictError, StorageError, AmbiguousWriteError, InvalidArgument, TimeoutError,

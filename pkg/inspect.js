@@ -15,7 +15,11 @@ import { leaseView } from "./lease.js";
 export async function inspect(db, key, opts) {
   string(key, "key");
   const { signal } = options(opts, SIGNAL_ONLY, "inspect options");
-  const r = await run("inspect", db, { args: { key }, signal });
+  return inspection(key, await run("inspect", db, { args: { key }, signal }));
+}
+
+/** What a key holds as `inspect` (and each step of `watch`) answers it. @param {string} key @param {import("./binding.js").Reply} r */
+export function inspection(key, r) {
   const seen = r.json;
   if (seen === null) return null;
   const { kind, etag, size, lastModified, value, lease } = seen;

@@ -35,7 +35,7 @@ export async function acquire(db, key, opts) {
   const o = options(opts, LEASE_OPTIONS, "lease options");
   if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("lease options.ttl (seconds) is required");
   const callbacks = o.stateFn ? { stateFn: jsonCallback(o.stateFn, "stateFn's result") } : undefined;
-  return handle(db, (await run("lease", db, { args: leaseArgs(key, o), callbacks, signal: o.signal })).json);
+  return leaseHandle(db, (await run("lease", db, { args: leaseArgs(key, o), callbacks, signal: o.signal })).json);
 }
 
 /** `db.attachLease(key, {holder, ttl})`: one read, no write. @param {Db} db @param {string} key @param {any} opts */
@@ -44,7 +44,7 @@ export async function attach(db, key, opts) {
   const { holder, ttl, signal } = options(opts, ATTACH_OPTIONS, "attachLease options");
   if (holder === undefined || holder === null) throw new InvalidArgument("attachLease options.holder is required");
   if (ttl === undefined || ttl === null) throw new InvalidArgument("attachLease options.ttl (seconds) is required");
-  return handle(db, (await run("attachLease", db, { args: { key, holder, ttl }, signal })).json);
+  return leaseHandle(db, (await run("attachLease", db, { args: { key, holder, ttl }, signal })).json);
 }
 
 /** `db.cooperativeWrite(key, fn)`: the new state, or null. @param {Db} db @param {string} key @param {Function} fn @param {any} opts */
@@ -85,7 +85,7 @@ export function leaseView(view) {
 }
 
 /** A snapshot from the core (or null) as a handle. @param {Db} db @param {Snapshot | null} snapshot */
-function handle(db, snapshot) {
+export function leaseHandle(db, snapshot) {
   return snapshot ? new Lease(db, snapshot, LEASE_TOKEN) : null;
 }
 
@@ -104,29 +104,43 @@ export async function withLease(db, key, opts, fn) {
   if (opts === undefined || opts === null) throw new InvalidArgument("withLease options {ttl, ...} are required");
   const o = options(opts, WITH_LEASE_OPTIONS, "withLease options");
   if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("withLease options.ttl (seconds) is required");
-  /** @type {Lease | undefined} */
-  let lease;
   /** @type {any} */
   let result;
+  const use = (/** @type {Lease} */ lease, /** @type {AbortSignal} */ signal) => Promise.resolve(fn(lease, signal)).then((r) => {
+    result = r;
+  });
+  const stateFn = o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined;
+  const ran = await underLease(db, "withLease", { args: leaseArgs(key, o), callbacks: { stateFn }, signal: o.signal }, use);
+  return ran ? result : null;
+}
+
+/**
+ * A core call that holds a lease while a JS function runs (`withLease`, `once`, `withPermit`):
+ * the core acquires the lease and keeps it alive, then calls `use(lease, signal)` with the live
+ * handle; `signal` aborts when the lease is lost or the caller's `signal` aborts. What `use`
+ * resolves to is handed to the core. Resolves to the core's reply.
+ * @param {Db} db @param {string} op @param {import("./binding.js").Call} c
+ * @param {(lease: Lease, signal: AbortSignal) => Promise<unknown>} use
+ */
+export async function underLease(db, op, c, use) {
+  /** @type {Lease | undefined} */
+  let lease;
   const body = (/** @type {string} */ json) => {
     const { live, lease: snapshot } = JSON.parse(json);
     lease = new Lease(db, snapshot, LEASE_TOKEN, live);
-    const signal = o.signal ? AbortSignal.any([lease.signal, o.signal]) : lease.signal;
+    const signal = c.signal ? AbortSignal.any([lease.signal, c.signal]) : lease.signal;
     // Keep-alive runs inside the core: the handle hears from it when the period ends.
     lease[FOLLOW_LIVE]();
-    return Promise.resolve(fn(lease, signal)).then((r) => {
-      result = r;
-    });
+    return use(lease, signal);
   };
-  const callbacks = { fn: body, stateFn: o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined };
   try {
-    const ran = (await run("withLease", db, { args: leaseArgs(key, o), callbacks, signal: o.signal })).json;
-    return ran ? result : null;
+    return (await run(op, db, { ...c, callbacks: { ...c.callbacks, fn: body } })).json;
   } finally {
     // The call is over: the core's entry for the lease goes, the handle keeps its last snapshot.
     lease?.[DETACH]();
   }
 }
+
 
 /** Package-private: the handle's period is followed in the core's live table (see `withLease`). */
 const FOLLOW_LIVE = Symbol("fencepost.followLive");

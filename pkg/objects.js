@@ -5,6 +5,7 @@ import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, options, string } from "./options.js";
 import { run } from "./binding.js";
 
+const GET_OPTIONS = /** @type {const} */ ({ ifNoneMatch: "string", signal: "signal" });
 const PUT_OPTIONS = /** @type {const} */ ({ ifAbsent: "boolean", ifMatch: "string", signal: "signal" });
 const ENTRIES_OPTIONS = /** @type {const} */ ({ startAfter: "string", signal: "signal" });
 const WAIT_OPTIONS = /** @type {const} */ ({ timeout: "number", pollInterval: "number", changedFrom: "string", signal: "signal" });
@@ -21,11 +22,23 @@ export class Objects {
     this.#db = db;
   }
 
-  /** `{data: Uint8Array, etag}` or null. */
-  async get(/** @type {string} */ key, /** @type {any} */ opts) {
+  /**
+   * `{data: Uint8Array, etag}` or null; with `ifNoneMatch`, `{notModified: true}` while the etag is still that one.
+   * @overload
+   * @param {string} key @param {{signal?: AbortSignal | null}} [opts]
+   * @returns {Promise<{data: Uint8Array, etag: string} | null>}
+   */
+  /**
+   * @overload
+   * @param {string} key @param {{ifNoneMatch: string, signal?: AbortSignal | null}} opts
+   * @returns {Promise<{data: Uint8Array, etag: string} | {notModified: true} | null>}
+   */
+  /** @param {string} key @param {any} [opts] @returns {Promise<any>} */
+  async get(key, opts) {
     string(key, "key");
-    const { signal } = options(opts, SIGNAL_ONLY, "get options");
-    return stored(await run("objects.get", this.#db, { args: { key }, signal }));
+    const { ifNoneMatch, signal } = options(opts, GET_OPTIONS, "get options");
+    const r = await run("objects.get", this.#db, { args: { key, ifNoneMatch: ifNoneMatch ?? undefined }, signal });
+    return r.json?.notModified ? { notModified: true } : stored(r);
   }
 
   /** `{etag}`, or null when `{ifAbsent}` / `{ifMatch}` did not hold. */

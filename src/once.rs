@@ -164,7 +164,9 @@ where
             Ok(value) => record_of("done", n, Some(("value", value.clone()))),
             Err(e) => {
                 let (name, message) = describe(e);
-                let error = Map::from_iter([("name".to_owned(), name.into()), ("message".to_owned(), message.into())]);
+                let mut error = Map::new();
+                error.insert("name".to_owned(), name.into());
+                error.insert("message".to_owned(), message.into());
                 record_of("failed", n, Some(("error", Value::Object(error))))
             }
         })
@@ -184,7 +186,10 @@ fn attempt(record: &Value) -> u64 {
 }
 
 fn record_of(status: &str, attempt: u64, extra: Option<(&str, Value)>) -> Value {
-    let mut record = Map::from_iter([(STATUS.to_owned(), status.into()), (ATTEMPT.to_owned(), attempt.into())]);
+    // Built by insertion: `Map::from_iter` would sort, bringing a sort into the wasm for two keys.
+    let mut record = Map::new();
+    record.insert(STATUS.to_owned(), status.into());
+    record.insert(ATTEMPT.to_owned(), attempt.into());
     if let Some((name, value)) = extra {
         record.insert(name.to_owned(), value);
     }

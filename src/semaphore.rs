@@ -11,8 +11,7 @@
 //! Requests: 2 when the first slot tried is free; at most `limit` reads + 1 write otherwise.
 
 use crate::base::error::{Error, Result};
-use crate::codec::token::random_token;
-use crate::lease::acquire::{self, Attempt};
+use crate::lease::acquire;
 use crate::lease::{Lease, LeaseDoc, LeaseOptions, with_lease};
 use crate::objects::Objects;
 use crate::objects::events::Call;
@@ -66,7 +65,8 @@ impl PermitOptions {
 }
 
 /// An unexpired permit, as [`Semaphore::holders`] reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Ordered by slot first.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Permit {
     pub slot: u32,
     pub epoch: u64,
@@ -120,44 +120,18 @@ impl Semaphore {
     }
 
     async fn take(&self, options: &PermitOptions) -> Result<Option<Lease>> {
-        let wait = options.wait.unwrap_or(0.0);
-        if !wait.is_finite() || wait < 0.0 {
-            return Err(Error::invalid(format!(
-                "wait must be a finite number of seconds >= 0, got {}",
-                crate::base::number::number_text(wait)
-            )));
+        let mut lease_options = LeaseOptions::new(self.ttl);
+        if let Some(holder) = &options.holder {
+            lease_options = lease_options.holder(holder.clone());
         }
-        let holder = match &options.holder {
-            Some(h) => {
-                acquire::validate_holder(h)?;
-                h.clone()
-            }
-            None => random_token()?,
-        };
-        let lease_options = LeaseOptions::new(self.ttl);
-        let started = self.objects.local_now()?;
-        // As `lease({wait})`: a cap on rounds too, so a clock that does not advance cannot loop forever.
-        let max_rounds = (wait / 0.05).ceil().min(1e6) as u32 + 8;
-        for round in 1..=max_rounds {
-            let first = (crate::host::random::random_unit() * f64::from(self.limit)) as u32 % self.limit;
-            let mut soonest: Option<Timestamp> = None;
-            for i in 0..self.limit {
-                let slot = self.slot_key((first + i) % self.limit);
-                match acquire::try_acquire(&self.objects, &slot, &holder, &lease_options, None).await? {
-                    Attempt::Acquired(lease) => return Ok(Some(lease)),
-                    Attempt::Held(deadline) => soonest = Some(soonest.map_or(deadline, |s| s.min(deadline))),
-                    Attempt::Refused => {}
-                }
-            }
-            let left = wait - started.secs_until(self.objects.local_now()?);
-            if left <= 0.0 {
-                return Ok(None);
-            }
-            let until_expiry =
-                soonest.map_or(0.0, |d| self.objects.now().map_or(0.0, |now| now.secs_until(d).max(0.0)));
-            self.objects.sleep(acquire::wait_poll(round).min(left).min(until_expiry.max(0.0))).await?;
+        if let Some(wait) = options.wait {
+            lease_options = lease_options.wait(wait);
         }
-        Ok(None)
+        // Every slot, from a random one on: acquirers spread over the slots.
+        let first = (crate::host::random::random_unit() * f64::from(self.limit)) as u32;
+        let slots: Vec<String> = (0..self.limit).map(|i| self.slot_key((first + i) % self.limit)).collect();
+        let slots: Vec<&str> = slots.iter().map(String::as_str).collect();
+        Ok(acquire::lease_among(&self.objects, &slots, lease_options, None).await?.ok())
     }
 
     /// Acquire a permit, run `f` with it while keep-alive renews it, then release it: `Ok(None)`
@@ -222,17 +196,21 @@ impl Semaphore {
                 permits.push(Permit { slot, epoch: doc.epoch, holder, deadline_at });
             }
         }
-        permits.sort_by_key(|p| p.slot);
+        crate::base::sort::sort(&mut permits);
         Ok(permits)
     }
 }
 
 /// A slot's number from the last segment of its key (`"7"`), nothing else (`"07"`, `"x"`).
 fn slot_number(segment: &str) -> Option<u32> {
-    let plain = !segment.is_empty()
-        && segment.bytes().all(|b| b.is_ascii_digit())
-        && (segment == "0" || !segment.starts_with('0'));
-    if plain { segment.parse().ok() } else { None }
+    if segment.is_empty() || (segment.starts_with('0') && segment != "0") {
+        return None;
+    }
+    // Digits folded by hand: `str::parse` brings its general integer parser into the wasm.
+    segment.bytes().try_fold(0u32, |n, b| match b {
+        b'0'..=b'9' => n.checked_mul(10)?.checked_add(u32::from(b - b'0')),
+        _ => None,
+    })
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@ use crate::inspect::{Inspection, inspection};
 use crate::objects::Objects;
 use crate::store::IfChanged;
 
-/// The shortest poll interval (seconds): a tighter loop would spend a Worker's subrequests.
+/// The shortest poll interval (seconds): a tighter loop would spend a Worker's subrequests. (Its
+/// message spells it out: formatting an `f64` would bring float printing into the wasm.)
 pub const MIN_WATCH_INTERVAL: f64 = 0.05;
 
 /// What a watch last reported of its key.
@@ -48,7 +49,7 @@ impl Watcher {
         objects.check_key(key)?;
         if !interval.is_finite() || interval < MIN_WATCH_INTERVAL {
             return Err(Error::invalid(format!(
-                "a watch's interval must be a finite number of seconds >= {MIN_WATCH_INTERVAL}, got {}",
+                "a watch's interval must be a finite number of seconds >= 0.05, got {}",
                 crate::base::number::number_text(interval)
             )));
         }

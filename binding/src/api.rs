@@ -22,10 +22,11 @@ use crate::errors::to_js;
 use crate::signal::{AbortSignal, Linked};
 use crate::stores::{self, Settings};
 use crate::tables;
-use fencepost::store::{Precondition, StoredObject};
+use fencepost::store::{IfChanged, Precondition, StoredObject};
 use fencepost::{
-    BoxFuture, Cancel, Clock, ClockSource, Error, Event, Fencepost, Held, Lease, LeaseOptions, LeaseView, OnEvent,
-    Options, Result, RetryPolicy, Shared, SystemClock, Timestamp, Transition, WaitOptions,
+    BoxFuture, Cancel, Clock, ClockSource, Error, Event, Fencepost, Held, Inspection, Lease, LeaseOptions, LeaseView,
+    OnEvent, Once, OnceOptions, Options, PermitOptions, Result, RetryPolicy, Seen, Semaphore, Shared, SystemClock,
+    Timestamp, Transition, WaitOptions, Watcher,
 };
 
 /// What a call hands over besides its JSON arguments.
@@ -203,22 +204,72 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
             let (state_fn, body) = (cb.function("stateFn"), cb.required("fn")?);
             work(async move {
                 let mut state_fn = state_fn.map(|f| js_transition(f, "stateFn's result"));
-                let ran = db
-                    .with_lease_value(&key, options, state_fn.as_deref_mut(), async |lease| {
-                        // The handle `fn` gets calls through the lease kept alive here.
-                        let (id, _) = tables::start_live(lease.clone());
-                        let live = object(vec![("live", id.into()), ("lease", lease.snapshot())]);
-                        let returned = body.call1(&JsValue::UNDEFINED, &text(&live).into());
-                        // The JS layer detaches the entry when this call has settled.
-                        let settled = match returned {
-                            Ok(r) => fencepost::__private::settled(&r).await,
-                            Err(e) => Err(e),
-                        };
-                        settled.map_err(Error::callback)
-                    })
-                    .await?;
+                let ran = db.with_lease_value(&key, options, state_fn.as_deref_mut(), live_work(body, None)).await?;
                 Ok(Value::Bool(ran.is_some()).into())
             })
+        }
+        "once" => {
+            let key = a.string("key")?;
+            let mut options = OnceOptions::new(a.number("ttl").unwrap_or(60.0)).wait(a.number("wait").unwrap_or(0.0));
+            if let Some(holder) = a.text("holder") {
+                options = options.holder(holder);
+            }
+            if let Some(every) = a.number("every") {
+                options = options.keep_alive_every(every);
+            }
+            let body = cb.required("fn")?;
+            work(async move {
+                // `fn` answers its result as JSON text (the JS layer checks it is JSON).
+                let run = live_work(body, Some("once's result"));
+                let json = match db.once_value(&key, &options, run, describe_failure).await? {
+                    Once::Done { value, ran } => {
+                        object(vec![("status", "done".into()), ("value", value), ("ran", ran.into())])
+                    }
+                    Once::Running { deadline_at } => {
+                        object(vec![("status", "running".into()), ("deadlineMs", deadline_at.as_millis_f64().into())])
+                    }
+                };
+                Ok(json.into())
+            })
+        }
+        "semaphore.acquire" => {
+            let (semaphore, options) = (semaphore(&db, &a)?, permit_options(&a));
+            work(async move {
+                let permit = semaphore.acquire(&options).await?;
+                Ok(permit.map_or(Value::Null, |l| l.snapshot()).into())
+            })
+        }
+        "semaphore.withPermit" => {
+            let (semaphore, options, body) = (semaphore(&db, &a)?, permit_options(&a), cb.required("fn")?);
+            work(async move {
+                let ran = semaphore.with_permit(&options, live_work(body, None)).await?;
+                Ok(Value::Bool(ran.is_some()).into())
+            })
+        }
+        "semaphore.holders" => {
+            let semaphore = semaphore(&db, &a)?;
+            work(async move {
+                let permits = semaphore.holders().await?.into_iter().map(|p| {
+                    object(vec![
+                        ("slot", p.slot.into()),
+                        ("epoch", p.epoch.into()),
+                        ("holder", p.holder.into()),
+                        ("deadlineMs", p.deadline_at.as_millis_f64().into()),
+                    ])
+                });
+                Ok(Value::Array(permits.collect()).into())
+            })
+        }
+        "watch.next" => {
+            // What the watch last reported travels with each call: its etag, or that it saw nothing.
+            let seen = match (a.text("etag"), a.flag("absent") == Some(true)) {
+                (Some(etag), _) => Seen::Version(etag),
+                (None, true) => Seen::Absent,
+                (None, false) => Seen::Nothing,
+            };
+            let interval = a.number("interval").unwrap_or(1.0);
+            let mut watcher = Watcher::resume(db.objects(), &a.string("key")?, interval, seen)?;
+            work(async move { Ok(inspection_reply(watcher.changed().await?)) })
         }
         "cooperativeWrite" => {
             let (key, f) = (a.string("key")?, cb.required("fn")?);
@@ -237,28 +288,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
         }
         "inspect" => {
             let key = a.string("key")?;
-            work(async move {
-                let Some(seen) = db.inspect(&key).await? else { return Ok(Value::Null.into()) };
-                let mut bytes = None;
-                let (kind, value, lease) = match seen.kind {
-                    Held::Lease(l) => ("lease", l.document.clone(), lease_view(l)),
-                    Held::Json(v) => ("json", v, Value::Null),
-                    Held::Bytes(b) => {
-                        bytes = Some(b);
-                        ("bytes", Value::Null, Value::Null)
-                    }
-                };
-                let json = object(vec![
-                    ("key", seen.key.into()),
-                    ("kind", kind.into()),
-                    ("etag", seen.etag.into()),
-                    ("size", seen.size.into()),
-                    ("lastModified", millis(seen.last_modified)),
-                    ("value", value),
-                    ("lease", lease),
-                ]);
-                Ok(Reply { json, bytes, ..Reply::default() })
-            })
+            work(async move { Ok(inspection_reply(db.inspect(&key).await?)) })
         }
         "prune" => {
             let prefix = a.string("prefix")?;
@@ -320,7 +350,15 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
         }
         "objects.get" => {
             let key = a.string("key")?;
-            work(async move { Ok(stored(db.objects().get(&key).await?)) })
+            let Some(etag) = a.text("ifNoneMatch") else {
+                return work(async move { Ok(stored(db.objects().get(&key).await?)) });
+            };
+            work(async move {
+                Ok(match db.objects().get_if_changed(&key, &etag).await? {
+                    IfChanged::NotModified => object(vec![("notModified", true.into())]).into(),
+                    IfChanged::Current(now) => stored(now),
+                })
+            })
         }
         "objects.put" => {
             let key = a.string("key")?;
@@ -376,6 +414,91 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
 
 fn ready(json: Value) -> Result<Work> {
     work(std::future::ready(Ok(json.into())))
+}
+
+/// What a key holds, as `inspect` and `watch` answer it (null while absent; bytes beside).
+fn inspection_reply(seen: Option<Inspection>) -> Reply {
+    let Some(seen) = seen else { return Value::Null.into() };
+    let mut bytes = None;
+    let (kind, value, lease) = match seen.kind {
+        Held::Lease(l) => ("lease", l.document.clone(), lease_view(l)),
+        Held::Json(v) => ("json", v, Value::Null),
+        Held::Bytes(b) => {
+            bytes = Some(b);
+            ("bytes", Value::Null, Value::Null)
+        }
+    };
+    let json = object(vec![
+        ("key", seen.key.into()),
+        ("kind", kind.into()),
+        ("etag", seen.etag.into()),
+        ("size", seen.size.into()),
+        ("lastModified", millis(seen.last_modified)),
+        ("value", value),
+        ("lease", lease),
+    ]);
+    Reply { json, bytes, ..Reply::default() }
+}
+
+/// The JS function `body` as the work of a call that holds a lease meanwhile (`withLease`,
+/// `once`, `withPermit`): it hears the live entry's id and the lease's snapshot (its handle calls
+/// through the lease kept alive here; the JS layer detaches the entry when the call has settled).
+/// Its Promise's value is JSON text read as the result when `result` names it (for messages), else
+/// ignored. One closure type for the three calls, so the core's lease machinery is compiled once.
+fn live_work(body: Function, result: Option<&'static str>) -> impl AsyncFnOnce(&Lease) -> Result<Value> {
+    async move |lease: &Lease| {
+        let (id, _) = tables::start_live(lease.clone());
+        let live = object(vec![("live", id.into()), ("lease", lease.snapshot())]);
+        let settled = match body.call1(&JsValue::UNDEFINED, &text(&live).into()) {
+            Ok(returned) => fencepost::__private::settled(&returned).await,
+            Err(e) => Err(e),
+        };
+        let value = settled.map_err(Error::callback)?;
+        match result {
+            Some(what) => js_json(&value.as_string().unwrap_or_default(), what),
+            None => Ok(Value::Null),
+        }
+    }
+}
+
+/// How `once` records a failure of its function: a JS error's `name` and `message`.
+fn describe_failure(e: &Error) -> (String, String) {
+    let read =
+        |value: &JsValue, field: &str| js_sys::Reflect::get(value, &field.into()).ok().and_then(|v| v.as_string());
+    match e {
+        Error::Callback(payload) => match payload.downcast_ref::<JsValue>() {
+            Some(js) if js.is_object() => {
+                (read(js, "name").unwrap_or_else(|| "Error".into()), read(js, "message").unwrap_or_default())
+            }
+            Some(js) => ("Error".into(), js.as_string().unwrap_or_else(|| "a non-Error value was thrown".into())),
+            None => ("Error".into(), e.to_string()),
+        },
+        other => (other.code().into(), other.to_string()),
+    }
+}
+
+/// The semaphore a call names (`{key, limit, ttl}`).
+fn semaphore(db: &Fencepost, a: &Args) -> Result<Semaphore> {
+    let limit = a
+        .count("limit", "semaphore options.limit")?
+        .ok_or_else(|| Error::invalid("semaphore options.limit is required"))?;
+    let ttl = a.number("ttl").ok_or_else(|| Error::invalid("semaphore options.ttl (seconds) is required"))?;
+    db.semaphore(&a.string("key")?, limit, ttl)
+}
+
+/// A permit's options from the call's arguments.
+fn permit_options(a: &Args) -> PermitOptions {
+    let mut options = PermitOptions::default();
+    if let Some(holder) = a.text("holder") {
+        options = options.holder(holder);
+    }
+    if let Some(wait) = a.number("wait") {
+        options = options.wait(wait);
+    }
+    if let Some(every) = a.number("every") {
+        options = options.keep_alive_every(every);
+    }
+    options
 }
 
 /// A lease's options from the call's arguments (absent ones take the core's defaults).

@@ -23,7 +23,7 @@ const WAIT_FIRST_POLL: f64 = 0.1;
 const WAIT_MAX_POLL: f64 = 1.0;
 
 /// What one acquisition attempt found.
-pub(crate) enum Attempt {
+enum Attempt {
     Acquired(Lease),
     /// Actively held by someone else, until this deadline.
     Held(Timestamp),
@@ -51,9 +51,21 @@ pub(crate) async fn lease_or_holder(
     objects: &Objects,
     key: &str,
     options: LeaseOptions,
-    mut state_fn: Option<&mut Transition<'_>>,
+    state_fn: Option<&mut Transition<'_>>,
 ) -> Result<std::result::Result<Lease, Option<Timestamp>>> {
     objects.check_key(key)?;
+    lease_among(objects, &[key], options, state_fn).await
+}
+
+/// A lease on the first of `keys` (valid keys) that can be acquired, trying each in turn, every
+/// poll (a semaphore's slots; one key for a lease): as [`lease_or_holder`], the deadline being the
+/// soonest of the held ones.
+pub(crate) async fn lease_among(
+    objects: &Objects,
+    keys: &[&str],
+    options: LeaseOptions,
+    mut state_fn: Option<&mut Transition<'_>>,
+) -> Result<std::result::Result<Lease, Option<Timestamp>>> {
     validate_ttl(options.ttl)?;
     if let Some(wait) = options.wait {
         if !wait.is_finite() || wait < 0.0 {
@@ -76,11 +88,15 @@ pub(crate) async fn lease_or_holder(
     // end or a held lease's deadline.
     let max_polls = (options.wait.unwrap_or(0.0) / (WAIT_FIRST_POLL / 2.0)).ceil().min(1e6) as u32 + 8;
     for poll in 1..=max_polls {
-        let deadline = match try_acquire(objects, key, &holder, &options, state_fn.as_deref_mut()).await? {
-            Attempt::Acquired(lease) => return Ok(Ok(lease)),
-            Attempt::Refused => return Ok(Err(None)),
-            Attempt::Held(deadline) => deadline,
-        };
+        let mut soonest = None;
+        for key in keys {
+            match try_acquire(objects, key, &holder, &options, state_fn.as_deref_mut()).await? {
+                Attempt::Acquired(lease) => return Ok(Ok(lease)),
+                Attempt::Refused => {}
+                Attempt::Held(deadline) => soonest = Some(soonest.map_or(deadline, |s: Timestamp| s.min(deadline))),
+            }
+        }
+        let Some(deadline) = soonest else { return Ok(Err(None)) };
         let Some(wait) = options.wait else { return Ok(Err(Some(deadline))) };
         let left = wait - started.secs_until(objects.local_now()?);
         if left <= 0.0 {
@@ -96,7 +112,7 @@ pub(crate) async fn lease_or_holder(
 
 /// One acquisition: read, then create, steal or re-acquire by compare-and-swap; a lost race
 /// reads again (at most `ACQUIRE_ATTEMPTS` times).
-pub(crate) async fn try_acquire(
+async fn try_acquire(
     objects: &Objects,
     key: &str,
     holder: &str,
@@ -182,7 +198,7 @@ pub(crate) async fn cooperative_write(objects: &Objects, key: &str, f: &mut Tran
 /// The pause before poll `n + 1` of a waiting acquisition: doubling from `WAIT_FIRST_POLL` up to
 /// `WAIT_MAX_POLL`, with "equal jitter" (half fixed, half random) so waiters spread out but none
 /// polls much more often than the schedule says.
-pub(crate) fn wait_poll(n: u32) -> f64 {
+fn wait_poll(n: u32) -> f64 {
     crate::objects::retry::equal_jitter(n, WAIT_FIRST_POLL, WAIT_MAX_POLL)
 }
 

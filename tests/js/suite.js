@@ -506,6 +506,171 @@ export function cases(env) {
     await rejects(d.update((v) => v, { fresh: "yes" }), lib.InvalidArgument, "fresh is a boolean");
   });
 
+  // ------------------------------------------------------------------ once, semaphore, watch
+  const record = async (w, key) => JSON.parse(await w.text(key)).state;
+
+  test("once: runs fn once and records its result; a duplicate gets it in 1 request; an unraced run is 3", async () => {
+    const w = world(env);
+    let runs = 0;
+    const first = await w.db.once("reports/2026-05-01", async (signal) => {
+      runs++;
+      assert(signal instanceof AbortSignal && !signal.aborted, "fn gets a live signal");
+      return { sent: 12 };
+    });
+    eq(first, { status: "done", value: { sent: 12 }, ran: true }, "the run");
+    eq(w.counts(), w.req(1, 2), "read, create, release");
+    eq(await record(w, "reports/2026-05-01"), { status: "done", value: { sent: 12 }, attempt: 1 }, "the record: a lease document's state");
+    for (const db of [w.db, w.peer()]) {
+      eq(await db.once("reports/2026-05-01", () => "again"), { status: "done", value: { sent: 12 }, ran: false }, "recorded");
+    }
+    eq(w.counts().get, 1, "a duplicate: one request");
+    eq(runs, 1, "fn ran once");
+    await rejects(w.db.once("k", () => 1, { tll: 5 }), lib.InvalidArgument, "option names checked");
+    await rejects(Promise.resolve().then(() => w.db.once("k", "not a function")), lib.InvalidArgument, "fn is a function");
+    await rejects(w.db.once("log/1", () => 1), lib.InvalidArgument, "keys checked");
+  });
+
+  test("once: a duplicate during a run answers running with wait 0, latches onto the result with wait", async () => {
+    const store = env.makeStore();
+    let finish;
+    const gate = new Promise((r) => (finish = r));
+    let started;
+    const running = new Promise((r) => (started = r));
+    const run = realDb(store).once("job", async () => {
+      started();
+      await gate;
+      return "result";
+    }, { ttl: 10 });
+    await running;
+    const dup = await realDb(store).once("job", () => "dup");
+    eq(dup.status, "running", "wait 0: running");
+    assert(dup.deadlineAt instanceof Date && dup.deadlineAt.getTime() > Date.now(), `the runner's deadline: ${dup.deadlineAt}`);
+    const latched = realDb(store).once("job", () => "dup", { wait: 10 });
+    setTimeout(finish, 150);
+    eq(await latched, { status: "done", value: "result", ran: false }, "wait latches onto the run's result");
+    eq(await run, { status: "done", value: "result", ran: true }, "the runner's own answer");
+  });
+
+  test("once: a throwing fn is recorded as failed and rethrown, and runs again next; a result that is not JSON is refused", async () => {
+    const w = world(env);
+    const boom = new TypeError("disk full");
+    const caught = await w.db.once("job", () => { throw boom; }).catch((e) => e);
+    assert(caught === boom, `fn's error reaches the caller unchanged: ${caught}`);
+    eq(await record(w, "job"), { status: "failed", attempt: 1, error: { name: "TypeError", message: "disk full" } }, "recorded");
+    eq(await w.db.once("job", async () => 2), { status: "done", value: 2, ran: true }, "run again");
+    eq((await record(w, "job")).attempt, 2, "attempt 2");
+    await rejects(w.db.once("bad", () => 10n), lib.InvalidArgument, "a BigInt result");
+    const bad = await record(w, "bad");
+    eq([bad.status, bad.error.name], ["failed", "InvalidArgument"], "recorded as a failure");
+  });
+
+  test("once: a runner killed mid-run leaves running; it is re-run after its ttl", async () => {
+    const w = world(env);
+    // A runner that took the run and died: never renewed, never released.
+    await w.peer().lease("job", { ttl: 10, holder: "dead", stateFn: () => ({ status: "running", attempt: 1 }) });
+    const busy = await w.db.once("job", () => "mine");
+    eq([busy.status, busy.deadlineAt.getTime()], ["running", w.clock.t + 10_000], "running until the dead runner's deadline");
+    w.advance(10.5);
+    eq(await w.db.once("job", () => "mine"), { status: "done", value: "mine", ran: true }, "re-run after the ttl");
+    const doc = JSON.parse(await w.text("job"));
+    eq([doc.epoch, doc.state.attempt], [2, 2], "a new period, attempt 2");
+  });
+
+  test("semaphore: 16 concurrent acquirers on limit 3 never hold more than 3 permits at once", async () => {
+    const store = env.makeStore();
+    let inside = 0;
+    let most = 0;
+    const epochs = [];
+    await Promise.all(Array.from({ length: 16 }, () => realDb(store).semaphore("pool", { limit: 3, ttl: 10 })
+      .withPermit({ wait: 30 }, async (permit, signal) => {
+        most = Math.max(most, ++inside);
+        assert(/^pool\/[0-2]$/.test(permit.key) && !signal.aborted, `a slot: ${permit.key}`);
+        epochs.push(permit.epoch);
+        await sleep(20);
+        inside--;
+      })));
+    eq(epochs.length, 16, "every acquirer ran");
+    assert(most >= 1 && most <= 3, `at most 3 at once, saw ${most}`);
+    const holders = await realDb(store).semaphore("pool", { limit: 3, ttl: 10 }).holders();
+    eq(holders, [], "all released");
+  });
+
+  test("semaphore: a permit is a fenced lease on a slot; 2 requests when free, limit reads when full; holders", async () => {
+    const w = world(env);
+    const sem = w.db.semaphore("api", { limit: 2, ttl: 30 });
+    eq([sem.key, sem.limit, sem.ttl], ["api", 2, 30], "plain data");
+    w.counts();
+    const a = await sem.acquire({ holder: "a" });
+    eq(w.counts(), w.req(1, 1), "one read, one write");
+    const b = await sem.acquire();
+    assert(a instanceof lib.Lease && b instanceof lib.Lease && a.key !== b.key, "two slots");
+    w.counts();
+    eq(await sem.acquire(), null, "full");
+    eq(w.counts(), w.req(2, 0), "one read per slot");
+    const holders = await sem.holders();
+    eq(holders.map((h) => h.slot), [0, 1], "by slot");
+    const mine = holders.find((h) => h.holder === "a");
+    assert(mine && mine.epoch === 1 && mine.deadlineAt instanceof Date, `a's permit: ${JSON.stringify(mine)}`);
+    w.advance(31);
+    eq(await sem.holders(), [], "expired permits are not holders");
+    const c = await sem.acquire();
+    assert(c.epoch === 2, "an expired slot is taken with the next epoch");
+    const stale = c.key === a.key ? a : b;
+    await rejects(stale.write({ late: true }), lib.LeaseLost, "the old permit is fenced");
+    await rejects(Promise.resolve().then(() => w.db.semaphore("api", { limit: 3 })), lib.InvalidArgument, "ttl required");
+    await rejects(w.db.semaphore("api", { limit: 0, ttl: 30 }).acquire(), lib.InvalidArgument, "limit >= 1");
+  });
+
+  test("watch: the current state, then 20 successive writes in order, a deletion once; stops on break and on abort", async () => {
+    const store = env.makeStore();
+    const db = realDb(store);
+    const seen = [];
+    for await (const now of db.watch("flags", { interval: 0.05 })) {
+      seen.push(now === null ? null : now.value.v);
+      if (seen.length === 21) break;
+      await db.objects.put("flags", JSON.stringify({ v: seen.length }));
+    }
+    eq(seen, [null, ...Array.from({ length: 20 }, (_, i) => i + 1)], "every write, in order");
+    const counted = lib.countingStore(store);
+    const cdb = realDb(counted);
+    const it = cdb.watch("flags", { interval: 0.05 });
+    const current = await it.next();
+    eq([current.done, current.value.kind, current.value.value], [false, "json", { v: 20 }], "the current state first");
+    const changed = it.next();
+    await sleep(200);
+    const polls = counted.requestCounts().get;
+    assert(polls >= 3 && polls <= 6, `an unchanged key: one small request per interval (${polls})`);
+    await db.objects.delete("flags");
+    eq((await changed).value, null, "a deletion");
+    await it.return();
+    const after = counted.requestCounts().get;
+    await sleep(150);
+    eq(counted.requestCounts().get, after, "nothing more after leaving the loop");
+    const controller = new AbortController();
+    const reason = new Error("shutting down");
+    const caught = await (async () => {
+      for await (const _ of db.watch("flags", { interval: 0.05, signal: controller.signal })) {
+        setTimeout(() => controller.abort(reason), 50);
+      }
+    })().catch((e) => e);
+    assert(caught === reason, `an abort stops it with the signal's reason: ${caught}`);
+    await rejects(Promise.resolve().then(() => db.watch("flags", { interval: 0 }).next()), lib.InvalidArgument, "interval >= 0.05");
+  });
+
+  test("objects.get with ifNoneMatch: notModified while unchanged (1 request), the object once changed", async () => {
+    const w = world(env);
+    const o = w.db.objects;
+    const { etag } = await o.put("k", "one");
+    w.counts();
+    eq(await o.get("k", { ifNoneMatch: etag }), { notModified: true }, "unchanged");
+    eq(w.counts(), w.req(1, 0), "one request");
+    await o.put("k", "two");
+    const now = await o.get("k", { ifNoneMatch: etag });
+    eq(new TextDecoder().decode(now.data), "two", "changed: the object");
+    await o.delete("k");
+    eq(await o.get("k", { ifNoneMatch: etag }), null, "deleted: null");
+  });
+
   test("counter: add touches one shard, value sums them; exact under concurrency; shards are docs at key/<i>", async () => {
     const w = world(env);
     const peers = [w.peer(), w.peer(), w.peer(), w.peer()];

@@ -1,0 +1,51 @@
+// watch: a key's changes as an async iterable, polled by the core with conditional reads (a 304
+// without the body while nothing changed). What the watch last saw is plain data here, passed in
+// with each poll: nothing is held in the core between polls.
+
+import { options, string } from "./options.js";
+import { run } from "./binding.js";
+import { inspection } from "./inspect.js";
+
+const WATCH_OPTIONS = /** @type {const} */ ({ interval: "number", signal: "signal" });
+
+/**
+ * `db.watch(key, {interval = 1, signal}?)`: an async iterable of what `db.inspect(key)` answers
+ * (null while absent): first the current state, then each change of etag (a deletion once).
+ * Leaving the loop stops it; aborting `signal` stops it at once, the loop then throwing the
+ * signal's reason (as every fencepost call does).
+ * @param {import("./binding.js").Recipe} db @param {string} key @param {any} opts
+ * @returns {AsyncIterableIterator<any>}
+ */
+export function watch(db, key, opts) {
+  string(key, "key");
+  const o = options(opts, WATCH_OPTIONS, "watch options");
+  const interval = o.interval ?? undefined;
+  /** Stops a poll in flight when the loop is left. */
+  const stop = new AbortController();
+  const signal = o.signal ? AbortSignal.any([stop.signal, o.signal]) : stop.signal;
+  /** What the watch last reported: nothing yet, absent, or a version. */
+  let seen = /** @type {{etag?: string, absent?: boolean}} */ ({});
+  let done = false;
+  return {
+    async next() {
+      if (done) return { done: true, value: undefined };
+      try {
+        const change = inspection(key, await run("watch.next", db, { args: { key, interval, ...seen }, signal }));
+        seen = change === null ? { absent: true } : { etag: change.etag };
+        return { done: false, value: change };
+      } catch (e) {
+        if (stop.signal.aborted) return { done: true, value: undefined };
+        done = true;
+        throw e;
+      }
+    },
+    async return() {
+      done = true;
+      stop.abort();
+      return { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
