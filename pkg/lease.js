@@ -3,7 +3,7 @@
 // to know (`Lease::ended`); the handle's `signal` follows it.
 
 import { InvalidArgument, LeaseLost, fromFailure, pinNames } from "./errors.js";
-import { SIGNAL_ONLY, func, options, string } from "./options.js";
+import { SIGNAL_ONLY, eitherSignal, func, options, string } from "./options.js";
 import { jsonCallback, toJson } from "./json.js";
 import { ASYNC_DISPOSE, inspectable, run, runSync, start } from "./binding.js";
 
@@ -125,10 +125,12 @@ export async function withLease(db, key, opts, fn) {
 export async function underLease(db, op, c, use) {
   /** @type {Lease | undefined} */
   let lease;
+  let unlink = () => {};
   const body = (/** @type {string} */ json) => {
     const { live, lease: snapshot } = JSON.parse(json);
     lease = new Lease(db, snapshot, LEASE_TOKEN, live);
-    const signal = c.signal ? AbortSignal.any([lease.signal, c.signal]) : lease.signal;
+    let signal = lease.signal;
+    if (c.signal) ({ signal, unlink } = eitherSignal(lease.signal, c.signal));
     // Keep-alive runs inside the core: the handle hears from it when the period ends.
     lease[FOLLOW_LIVE]();
     return use(lease, signal);
@@ -138,6 +140,7 @@ export async function underLease(db, op, c, use) {
   } finally {
     // The call is over: the core's entry for the lease goes, the handle keeps its last snapshot.
     lease?.[DETACH]();
+    unlink();
   }
 }
 

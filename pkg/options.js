@@ -126,3 +126,29 @@ export function func(v, what) {
   if (typeof v !== "function") throw new InvalidArgument(`${what} must be a function, got ${describe(v)}`);
   return v;
 }
+
+/**
+ * A signal that aborts when `a` or `b` does (with its reason), and `unlink()` to let go of them
+ * once the call is over. `AbortSignal.any` where the runtime has it; Vercel's Edge Runtime does
+ * not, and there a listener on each does the same (removed by `unlink`, so a long-lived caller's
+ * signal does not collect one per call).
+ * @param {AbortSignal} a @param {AbortSignal} b
+ * @returns {{signal: AbortSignal, unlink(): void}}
+ */
+export function eitherSignal(a, b) {
+  if (typeof AbortSignal.any === "function") return { signal: AbortSignal.any([a, b]), unlink() {} };
+  const both = new AbortController();
+  const follow = (/** @type {AbortSignal} */ s) => () => both.abort(s.reason);
+  const [fromA, fromB] = [follow(a), follow(b)];
+  const unlink = () => {
+    a.removeEventListener("abort", fromA);
+    b.removeEventListener("abort", fromB);
+  };
+  if (a.aborted) both.abort(a.reason);
+  else if (b.aborted) both.abort(b.reason);
+  else {
+    a.addEventListener("abort", fromA, { once: true });
+    b.addEventListener("abort", fromB, { once: true });
+  }
+  return { signal: both.signal, unlink };
+}

@@ -2,7 +2,7 @@
 // without the body while nothing changed). What the watch last saw is plain data here, passed in
 // with each poll: nothing is held in the core between polls.
 
-import { options, string } from "./options.js";
+import { eitherSignal, options, string } from "./options.js";
 import { run } from "./binding.js";
 import { inspection } from "./inspect.js";
 
@@ -22,7 +22,7 @@ export function watch(db, key, opts) {
   const interval = o.interval ?? undefined;
   /** Stops a poll in flight when the loop is left. */
   const stop = new AbortController();
-  const signal = o.signal ? AbortSignal.any([stop.signal, o.signal]) : stop.signal;
+  const { signal, unlink } = o.signal ? eitherSignal(stop.signal, o.signal) : { signal: stop.signal, unlink() {} };
   /** What the watch last reported: nothing yet, absent, or a version. */
   let seen = /** @type {{etag?: string, absent?: boolean}} */ ({});
   let done = false;
@@ -34,14 +34,16 @@ export function watch(db, key, opts) {
         seen = change === null ? { absent: true } : { etag: change.etag };
         return { done: false, value: change };
       } catch (e) {
-        if (stop.signal.aborted) return { done: true, value: undefined };
         done = true;
+        unlink();
+        if (stop.signal.aborted) return { done: true, value: undefined };
         throw e;
       }
     },
     async return() {
       done = true;
       stop.abort();
+      unlink();
       return { done: true, value: undefined };
     },
     [Symbol.asyncIterator]() {
