@@ -9,7 +9,7 @@ use crate::base::future::{BoxFuture, join_all};
 use crate::base::number::number_text;
 use crate::codec::token::random_token;
 use crate::host::clock::SystemClock;
-use crate::store::{ObjectStore, Precondition, PutOutcome, StoreError, WriteMeta};
+use crate::store::{IfChanged, ObjectStore, Precondition, PutOutcome, StoreError, WriteMeta};
 use crate::time::Clock;
 
 /// The prefix every check writes under (then a random part): never a key of an application.
@@ -37,7 +37,8 @@ pub struct StoreCheck {
 
 /// Check `store`: create-only refused on an existing key; `If-Match` refused with a stale etag and
 /// on a missing key; one winner of a 16-way create race; write tokens round-trip; a written key
-/// is listed (required); conditional DELETE and the store clock's offset (informational). A store
+/// is listed (required); conditional DELETE, conditional reads (a 304) and the store clock's
+/// offset (informational). A store
 /// that cannot be reached or refuses the credentials is an `Err` (a `StorageError`), not a report.
 pub async fn check_store(store: impl crate::store::IntoStore) -> Result<StoreCheck> {
     let store = store.into_store();
@@ -156,6 +157,10 @@ async fn run_checks(store: &dyn ObjectStore, space: &str) -> Result<Vec<Check>> 
     let (ok, detail) = conditional_delete(store, &key("cas")).await?;
     check("conditional DELETE (If-Match)", false, ok, detail);
 
+    // Conditional reads (informational: a watch's unchanged poll is then a 304 without the body).
+    let (ok, detail) = conditional_get(store, &key("token")).await?;
+    check("conditional read (If-None-Match: 304)", false, ok, detail);
+
     // The store's clock.
     let (ok, detail) = match (store.server_time(), SystemClock.now()) {
         (Some(server), Ok(local)) => {
@@ -190,6 +195,26 @@ async fn conditional_delete(store: &dyn ObjectStore, key: &str) -> Result<(bool,
     }
     let deleted = store.delete_if_match(key, &current).await.map_err(storage)?;
     Ok((deleted, if deleted { "honoured".to_owned() } else { "refused on the current etag".to_owned() }))
+}
+
+/// A read naming the current etag must answer "not modified" — from the store itself, which is
+/// what makes a watch's unchanged poll cheap — and one naming another etag the object.
+async fn conditional_get(store: &dyn ObjectStore, key: &str) -> Result<(bool, String)> {
+    let Some(current) = store.get(key).await.map_err(storage)? else {
+        return Ok((false, "the object to test with is gone".to_owned()));
+    };
+    if !store.conditional_get() {
+        return Ok((false, "not offered: reads compare etags after a full GET".to_owned()));
+    }
+    let unchanged = store.get_if_changed(key, &current.etag).await.map_err(storage)?;
+    let changed = store.get_if_changed(key, "0123456789abcdef").await.map_err(storage)?;
+    Ok(match (unchanged, changed) {
+        (IfChanged::NotModified, IfChanged::Current(Some(_))) => (true, "304 Not Modified while unchanged".to_owned()),
+        (IfChanged::Current(_), _) => {
+            (false, "ignored: the whole object came back (fencepost compares etags instead)".to_owned())
+        }
+        (IfChanged::NotModified, _) => (false, "answered \"not modified\" for an etag it never had".to_owned()),
+    })
 }
 
 async fn put(store: &dyn ObjectStore, key: &str, body: &[u8], precondition: &Precondition) -> Result<PutOutcome> {

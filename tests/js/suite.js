@@ -456,7 +456,11 @@ export function cases(env) {
       "write tokens round-trip",
       "a written key is listed",
     ], "the required checks");
-    eq(report.checks.filter((c) => !c.required).map((c) => c.name), ["conditional DELETE (If-Match)", "store clock offset"], "informational");
+    eq(report.checks.filter((c) => !c.required).map((c) => c.name),
+      ["conditional DELETE (If-Match)", "conditional read (If-None-Match: 304)", "store clock offset"], "informational");
+    const read = report.checks.find((c) => c.name.startsWith("conditional read"));
+    assert(typeof read.ok === "boolean" && read.detail.length > 0, `whether the store answers 304: ${read.detail}`);
+    if (store.kind === "memory") assert(read.ok, `the memory store answers 304: ${read.detail}`);
     const left = await new lib.Fencepost(store).objects.list("__fencepost_check/");
     eq(left, [], "what it wrote is deleted");
   });
