@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::base::cancel::Cancel;
 use crate::base::error::Error;
+use crate::base::mutation::{self, Mutation};
 use crate::codec::json;
 use crate::lease::{Lease, LeaseOptions, acquire, with_lease};
 use crate::objects::Objects;
@@ -131,7 +132,7 @@ where
     let mut done: Option<Value> = None;
     let acquired = {
         let mut start = transition(|record: Value| {
-            if status(&record) == Some("done") {
+            if status(&record) == Some("done") && !mutation::on(Mutation::OnceIgnoresDone) {
                 done = Some(record);
                 // Aborts the acquisition with nothing written; the record is the answer.
                 return Err(Error::invalid("the run is recorded as done"));

@@ -11,6 +11,7 @@
 //! Requests: 2 when the first slot tried is free; at most `limit` reads + 1 write otherwise.
 
 use crate::base::error::{Error, Result};
+use crate::base::mutation::{self, Mutation};
 use crate::lease::acquire;
 use crate::lease::{Lease, LeaseDoc, LeaseOptions, with_lease};
 use crate::objects::Objects;
@@ -128,8 +129,9 @@ impl Semaphore {
             lease_options = lease_options.wait(wait);
         }
         // Every slot, from a random one on: acquirers spread over the slots.
-        let first = (crate::host::random::random_unit() * f64::from(self.limit)) as u32;
-        let slots: Vec<String> = (0..self.limit).map(|i| self.slot_key((first + i) % self.limit)).collect();
+        let limit = self.limit + u32::from(mutation::on(Mutation::SemaphoreExtraSlot));
+        let first = (crate::host::random::random_unit() * f64::from(limit)) as u32;
+        let slots: Vec<String> = (0..limit).map(|i| self.slot_key((first + i) % limit)).collect();
         let slots: Vec<&str> = slots.iter().map(String::as_str).collect();
         Ok(acquire::lease_among(&self.objects, &slots, lease_options, None).await?.ok())
     }

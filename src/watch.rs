@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 
 use crate::base::error::{Error, Result};
 use crate::base::future::BoxFuture;
+use crate::base::mutation::{self, Mutation};
 use crate::inspect::{Inspection, inspection};
 use crate::objects::Objects;
 use crate::store::IfChanged;
@@ -99,7 +100,10 @@ impl Watcher {
             Some(object) => {
                 let etag = object.etag.clone();
                 let seen = inspection(objects, &self.key, object)?;
-                self.seen = Seen::Version(etag);
+                let forget = mutation::on(Mutation::WatchForgetsVersion) && matches!(self.seen, Seen::Version(_));
+                if !forget {
+                    self.seen = Seen::Version(etag);
+                }
                 Ok(Some(seen))
             }
         }

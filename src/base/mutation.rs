@@ -19,17 +19,30 @@ pub enum Mutation {
     /// A holder whose guarded write finds another epoch takes the newer version as its own (as
     /// if a cooperative write had landed) and writes on.
     AbsorbForeignEpoch,
+    /// A lease counts as expired 5 s before its deadline (fencing still rejects the old holder's
+    /// writes: only a check of time catches it).
+    StealEarly,
+    /// `once` runs the function again over a `done` record.
+    OnceIgnoresDone,
+    /// A semaphore takes one slot more than its limit.
+    SemaphoreExtraSlot,
+    /// A watch keeps the version it reported before the latest, so it reports a change again.
+    WatchForgetsVersion,
 }
 
 #[cfg(feature = "mutations")]
 impl Mutation {
-    pub const ALL: [Mutation; 6] = [
+    pub const ALL: [Mutation; 10] = [
         Mutation::SkipReadBack,
         Mutation::DropIfMatch,
         Mutation::DropIfNoneMatch,
         Mutation::NoEpochBumpOnSteal,
         Mutation::TrustRememberedVersion,
         Mutation::AbsorbForeignEpoch,
+        Mutation::StealEarly,
+        Mutation::OnceIgnoresDone,
+        Mutation::SemaphoreExtraSlot,
+        Mutation::WatchForgetsVersion,
     ];
 }
 

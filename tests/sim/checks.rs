@@ -1,5 +1,6 @@
 //! The checks every history must pass, on the ledger of calls, the final state (read from the
-//! memory store directly, past the faults) and the layer-0 history of each key.
+//! memory store directly, past the faults), the layer-0 history of each key, and the journal of
+//! the writes the store applied, with their simulated times (the checks of time: `in_time`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -8,6 +9,7 @@ use serde_json::Value;
 
 use crate::linearizable::{self, Operation};
 use crate::workload::{Outcome, Record};
+use crate::world::Applied;
 
 /// The longest a call may take in simulated seconds: retries are bounded (5 attempts, backoff
 /// capped), a delayed request waits at most a few seconds, a lease period with pauses a minute.
@@ -175,6 +177,127 @@ fn leases(key: &str, records: &[Record], end: &Final, violations: &mut Vec<Strin
                     r.arg, r.worker
                 )),
             }
+        }
+    }
+}
+
+/// A lease document's holder and deadline (simulated seconds), when the bytes are one.
+fn period(body: Option<&[u8]>) -> Option<(Option<String>, f64, Value)> {
+    let doc: Value = serde_json::from_slice(body?).ok()?;
+    let deadline = doc.get("deadline_at")?.as_str().and_then(fencepost::Timestamp::parse_rfc3339);
+    let at = deadline.map_or(f64::NEG_INFINITY, |d| fencepost::testing::ManualClock::START_2026.secs_until(d));
+    Some((doc.get("holder")?.as_str().map(str::to_owned), at, doc.get("state").cloned().unwrap_or(Value::Null)))
+}
+
+/// What a lease promises in time, read off the journal of applied writes (fencing alone would let
+/// a protocol that steals early pass): no acquisition, steal or permit while another holder's
+/// period is unexpired by more than the clock skew; at most `SEMAPHORE_LIMIT` unexpired permits at
+/// any instant. For `once`: one `done` record per key, never changed, every `done` answer equal to
+/// it, `ran: true` only for the run that wrote it. For the watch: every version it reports is one
+/// the key had, in the key's order, none twice in a row, and the last one is the key's last.
+pub fn in_time(records: &[Record], applied: &[Applied]) -> Vec<String> {
+    let mut violations = Vec::new();
+    let tolerance = crate::MAX_SKEW + 1e-6;
+    let mut permits: BTreeMap<&str, (Option<String>, f64)> = BTreeMap::new();
+    let mut done: BTreeMap<&str, Value> = BTreeMap::new();
+    for a in applied {
+        let leased = ["leases/", "once/", "sem/"].iter().any(|p| a.key.starts_with(p));
+        if !leased {
+            continue;
+        }
+        let (before, after) = (period(a.before.as_deref()), period(a.after.as_deref()));
+        if let (Some((Some(old), deadline, _)), Some((Some(new), _, _))) = (&before, &after) {
+            if old != new && *deadline > a.at + tolerance {
+                violations.push(format!(
+                    "{}: {new} took it at {:.3} s while {old}'s period ran to {deadline:.3} s",
+                    a.key, a.at
+                ));
+            }
+        }
+        if a.key.starts_with("sem/") {
+            let (holder, deadline, _) = after.clone().unwrap_or((None, f64::NEG_INFINITY, Value::Null));
+            permits.insert(&a.key, (holder, deadline));
+            let unexpired = permits.values().filter(|(h, d)| h.is_some() && *d > a.at + tolerance).count();
+            if unexpired > crate::workload::SEMAPHORE_LIMIT as usize {
+                violations.push(format!("semaphore: {unexpired} unexpired permits at {:.3} s", a.at));
+            }
+        }
+        if a.key.starts_with("once/") {
+            let state = after.map(|(_, _, s)| s).unwrap_or(Value::Null);
+            match done.get(a.key.as_str()) {
+                Some(record) if *record != state => {
+                    violations.push(format!("once {}: the done record {record} was replaced by {state}", a.key));
+                }
+                None if state["status"] == "done" => {
+                    done.insert(&a.key, state);
+                }
+                _ => {}
+            }
+        }
+    }
+    for r in records.iter().filter(|r| r.what == "once") {
+        let Outcome::Ok(answer) = &r.outcome else { continue };
+        if answer["status"] != "done" {
+            continue;
+        }
+        match done.get(r.key.as_str()) {
+            None => {
+                violations.push(format!("once {}: w{} was told done, but no done record was written", r.key, r.worker))
+            }
+            Some(record) if record["value"] != answer["value"] => violations.push(format!(
+                "once {}: w{} was told {} but {} is recorded",
+                r.key, r.worker, answer["value"], record["value"]
+            )),
+            _ => {}
+        }
+        if answer["ran"] == true && answer["value"] != r.arg {
+            violations.push(format!(
+                "once {}: w{} was told it ran, but {} is not its result",
+                r.key, r.worker, answer["value"]
+            ));
+        }
+    }
+    let mut ran: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.what == "once") {
+        if matches!(&r.outcome, Outcome::Ok(a) if a["ran"] == true) {
+            *ran.entry(&r.key).or_default() += 1;
+        }
+    }
+    for (key, n) in ran.into_iter().filter(|(_, n)| *n > 1) {
+        violations.push(format!("once {key}: {n} calls were told they ran"));
+    }
+    watched(records, applied, &mut violations);
+    violations
+}
+
+/// The watch's reports against the watched key's versions.
+fn watched(records: &[Record], applied: &[Applied], violations: &mut Vec<String>) {
+    let key = crate::workload::WATCHED_KEY;
+    let versions: Vec<Value> =
+        applied.iter().filter(|a| a.key == key).map(|a| a.etag.clone().map_or(Value::Null, Value::from)).collect();
+    let reports: Vec<&Value> = records
+        .iter()
+        .filter(|r| r.what == "watch")
+        .filter_map(|r| if let Outcome::Ok(v) = &r.outcome { Some(v) } else { None })
+        .collect();
+    // The first report is the state when the watch began (absent, or any version); each later
+    // one a later version, in order.
+    let mut at = 0;
+    for (i, seen) in reports.iter().enumerate() {
+        if i > 0 && reports[i - 1] == *seen {
+            violations.push(format!("watch {key}: {seen} reported twice in a row"));
+        }
+        if seen.is_null() && i == 0 {
+            continue;
+        }
+        match versions.iter().skip(at).position(|v| v == *seen) {
+            Some(p) => at += p + 1,
+            None => violations.push(format!("watch {key}: {seen} reported out of order, or never written")),
+        }
+    }
+    if let (Some(last), Some(final_version)) = (reports.last(), versions.last()) {
+        if *last != final_version {
+            violations.push(format!("watch {key}: the last version {final_version} was never reported (last: {last})"));
         }
     }
 }

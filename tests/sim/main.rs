@@ -25,6 +25,9 @@ use executor::{Ended, Executor};
 use workload::{Ledger, Outcome, Worker};
 use world::{FaultRates, Faults, SkewedClock, World};
 
+/// The most a worker's clock is off the simulation's, either way (seconds).
+pub const MAX_SKEW: f64 = 1.0;
+
 /// What one history came to.
 #[derive(Default)]
 struct Report {
@@ -42,13 +45,20 @@ fn run_history(seed: u64, text: bool) -> Report {
     let ledger = Arc::new(Ledger::default());
     let mut executor = Executor::new();
     let workers = 3 + world.rng.below(3) as usize;
+    let done = Arc::new(std::sync::atomic::AtomicU64::new(0));
     for id in 0..workers {
-        let skewed = SkewedClock { base: world.clock.clone(), skew: (world.rng.unit() - 0.5) * 2.0 };
+        let skewed = SkewedClock { base: world.clock.clone(), skew: (world.rng.unit() - 0.5) * 2.0 * MAX_SKEW };
         let db = world.process(Arc::new(skewed));
         let calls = 8 + world.rng.below(10) as usize;
         let worker = Worker::new(id, db, world.clock.clone(), ledger.clone(), world.rng.fork(), calls);
-        executor.spawn(worker.run());
+        let done = done.clone();
+        executor.spawn(async move {
+            worker.run().await;
+            done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        });
     }
+    let watcher = world.process(Arc::new(world.clock.clone()));
+    executor.spawn(workload::watch(watcher, world.clock.clone(), ledger.clone(), done, workers as u64));
     let mut report = Report::default();
     if let Ended::Stuck { waiting } = world.run(&mut executor) {
         report.violations.push(format!("{waiting} workers wait forever (no timer left to fire)"));
@@ -57,6 +67,7 @@ fn run_history(seed: u64, text: bool) -> Report {
     let records = ledger.records.lock().unwrap();
     let end = Final { values: world.final_state(records.iter().map(|r| r.key.as_str())) };
     report.violations.extend(checks::check(&records, &end, &world.store.history.lock().unwrap()));
+    report.violations.extend(checks::in_time(&records, &world.journal.applied.lock().unwrap()));
     report.calls = records.len();
     report.ambiguous = records.iter().filter(|r| r.outcome == Outcome::Ambiguous).count();
     report.faults = world.store.counts.lock().unwrap().0.clone();

@@ -2,16 +2,20 @@
 //! task with its own `Fencepost` (its own skewed clock) on the shared store: claims on a few keys,
 //! increments of one doc counter, lease periods on two keys (guarded appends, keep-alive, pauses
 //! longer than the ttl, release or abandonment), cooperative appends, and an operator breaking a
-//! lease now and then. A worker "crashes" by abandoning its lease and re-attaching to it (same
-//! holder) or acquiring again.
+//! lease now and then; `once` runs on a few keys (slow, failing, or dropped mid-run: a crash), and
+//! permits of a semaphore held past their ttl or released. A worker "crashes" by abandoning its
+//! lease and re-attaching to it (same holder) or acquiring again. A watcher follows the counter.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::future::{Either, select};
 
+use fencepost::Timestamp;
 use fencepost::testing::ManualClock;
-use fencepost::{Cancel, Clock, Doc, Error, Fencepost, LeaseOptions, PruneOptions, UpdateOptions};
+use fencepost::{
+    Cancel, Clock, Doc, Error, Fencepost, LeaseOptions, Once, OnceOptions, PermitOptions, PruneOptions, UpdateOptions,
+};
 use serde_json::{Value, json};
 
 use crate::world::Rng;
@@ -24,6 +28,11 @@ pub const TTL: f64 = 10.0;
 /// once older than `PRUNE_AGE`: a key space that does not recur, as `prune` requires.
 pub const TICK: f64 = 5.0;
 pub const PRUNE_AGE: f64 = 40.0;
+/// `once` keys (`once/<n>`), the semaphore's key and limit, the key a watcher follows.
+pub const ONCE_KEYS: u64 = 2;
+pub const SEMAPHORE_KEY: &str = "sem";
+pub const SEMAPHORE_LIMIT: u32 = 2;
+pub const WATCHED_KEY: &str = COUNTER_KEY;
 
 /// How a call ended, as its caller heard.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,11 +120,13 @@ impl Worker {
 
     pub async fn run(mut self) {
         for n in 0..self.calls {
-            match self.rng.below(10) {
+            match self.rng.below(13) {
                 0..=2 => self.claim(n).await,
                 3..=4 => self.increment().await,
                 5..=7 => self.lease_period(n).await,
                 8 => self.cooperative(n).await,
+                9..=10 => self.once(n).await,
+                11 => self.permit(n).await,
                 _ if self.rng.chance(0.3) => self.break_a_lease().await,
                 _ if self.rng.chance(0.4) => self.prune().await,
                 _ => {
@@ -234,6 +245,54 @@ impl Worker {
 }
 
 impl Worker {
+    /// `once` on one of a few keys: the function pauses (maybe past the ttl: keep-alive holds the
+    /// run), maybe fails; now and then the process "crashes" mid-run (the call is dropped, its
+    /// lease left to expire), and a later call runs it again.
+    async fn once(&mut self, n: usize) {
+        let key = format!("once/{}", self.rng.below(ONCE_KEYS));
+        let mine = json!(format!("w{}-{n}", self.id));
+        let (work, fails) =
+            (self.rng.unit() * 3.0 + if self.rng.chance(0.1) { TTL * 1.5 } else { 0.0 }, self.rng.chance(0.15));
+        let wait = if self.rng.chance(0.5) { self.rng.unit() * 15.0 } else { 0.0 };
+        let crash_after = self.rng.chance(0.1).then(|| self.rng.unit() * 5.0);
+        let clock = self.clock.clone();
+        let value = mine.clone();
+        let run = self.db.once(&key, OnceOptions::new(TTL).wait(wait), move |_| async move {
+            clock.sleep(work).await;
+            if fails { Err(Error::invalid("the job failed")) } else { Ok(value) }
+        });
+        let answer = |o: &Once| match o {
+            Once::Done { value, ran } => json!({"status": "done", "value": value, "ran": ran}),
+            Once::Running { .. } => json!({"status": "running"}),
+        };
+        match crash_after {
+            None => drop(self.log("once", &key, mine, run, answer).await),
+            Some(secs) => {
+                let crash = self.clock.sleep(secs);
+                let logged = self.log("once", &key, mine, run, answer);
+                let _ = select(Box::pin(logged), crash).await;
+            }
+        }
+    }
+
+    /// A permit of the semaphore, held for a while (maybe past the ttl, without keep-alive), then
+    /// released or abandoned.
+    async fn permit(&mut self, n: usize) {
+        let semaphore = self.db.semaphore(SEMAPHORE_KEY, SEMAPHORE_LIMIT, TTL).expect("a valid semaphore");
+        let holder = format!("w{}-{n}", self.id);
+        let wait = if self.rng.chance(0.5) { self.rng.unit() * 10.0 } else { 0.0 };
+        let options = PermitOptions::default().holder(holder.clone()).wait(wait);
+        let acquired = self.log("permit", SEMAPHORE_KEY, json!(holder), semaphore.acquire(&options), |p| {
+            p.as_ref().map_or(Value::Null, |p| json!([p.key(), p.epoch()]))
+        });
+        let Ok(Some(permit)) = acquired.await else { return };
+        let hold = self.rng.unit() * 6.0 + if self.rng.chance(0.15) { TTL * 1.5 } else { 0.0 };
+        self.pause(hold).await;
+        if self.rng.chance(0.7) {
+            let _ = permit.release().await;
+        }
+    }
+
     /// The operator's clean-up of old tick claims (a dry run now and then).
     async fn prune(&mut self) {
         let dry = self.rng.chance(0.3);
@@ -256,5 +315,45 @@ fn append_to(state: &mut Value, field: &str, item: Value) {
     let list = state.as_object_mut().expect("an object").entry(field).or_insert_with(|| json!([]));
     if let Some(list) = list.as_array_mut() {
         list.push(item);
+    }
+}
+
+/// A watcher of `WATCHED_KEY`: logs each change it is told of (the version's etag, or null when
+/// absent) until the workers are done and it has polled a while longer (so the last version is
+/// seen), or a simulated hour has passed.
+pub async fn watch(db: Fencepost, clock: ManualClock, ledger: Arc<Ledger>, done: Arc<AtomicU64>, workers: u64) {
+    use futures::StreamExt;
+    let Ok(mut changes) = db.watch(WATCHED_KEY, 0.5) else { return };
+    let started = clock.now().expect("a manual clock has a time");
+    let mut quiet_since: Option<Timestamp> = None;
+    loop {
+        let next = select(changes.next(), clock.sleep(2.0)).await;
+        let now = clock.now().expect("a manual clock has a time");
+        if let Either::Left((Some(Ok(change)), _)) = next {
+            let seen = change.map_or(Value::Null, |c| json!(c.etag));
+            let at = ManualClock::START_2026.secs_until(now);
+            let seq = ledger.tick();
+            let record = Record {
+                worker: usize::MAX,
+                what: "watch",
+                key: WATCHED_KEY.to_owned(),
+                arg: Value::Null,
+                started: at,
+                ended: at,
+                started_seq: seq,
+                ended_seq: seq,
+                outcome: Outcome::Ok(seen),
+            };
+            ledger.records.lock().unwrap().push(record);
+        }
+        if done.load(Ordering::SeqCst) >= workers {
+            let since = *quiet_since.get_or_insert(now);
+            if since.secs_until(now) > 10.0 {
+                return;
+            }
+        }
+        if started.secs_until(now) > 3600.0 {
+            return;
+        }
     }
 }

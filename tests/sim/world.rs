@@ -27,6 +27,8 @@ pub struct World {
     pub rng: Rng,
     pub clock: ManualClock,
     pub memory: MemoryStore,
+    /// Every write the memory store applied, in order, with its simulated time.
+    pub journal: Arc<Journal>,
     pub store: Arc<SimStore>,
 }
 
@@ -36,8 +38,9 @@ impl World {
         let mut rng = Rng::new(seed);
         let clock = ManualClock::starting_2026();
         let memory = MemoryStore::with_clock(Arc::new(clock.clone()));
-        let store = Arc::new(SimStore::new(Arc::new(memory.clone()), clock.clone(), rng.fork(), faults));
-        World { rng, clock, memory, store }
+        let journal = Arc::new(Journal::new(memory.clone(), clock.clone()));
+        let store = Arc::new(SimStore::new(journal.clone(), clock.clone(), rng.fork(), faults));
+        World { rng, clock, memory, journal, store }
     }
 
     /// A process of the world: its own `Fencepost` on the shared store, on `clock`.
@@ -317,5 +320,90 @@ impl ObjectStore for SimStore {
     async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
         self.draw(Op::List, false);
         self.faults.list_page(prefix, start_after, cursor).await
+    }
+}
+
+/// One write the memory store applied: when (simulated seconds), to which key, the version it
+/// replaced and the one it made (`None`: absent, a deletion), with the new version's etag.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    pub at: f64,
+    pub key: String,
+    pub before: Option<Vec<u8>>,
+    pub after: Option<Vec<u8>>,
+    pub etag: Option<String>,
+}
+
+/// Right above the memory store, below the faults: every write that lands (late and unanswered
+/// ones included) is journaled as it is applied, at the simulated instant it is. What the checks of
+/// time (a lease taken while unexpired, permits over the limit) and of watches read.
+pub struct Journal {
+    inner: MemoryStore,
+    clock: ManualClock,
+    current: Mutex<BTreeMap<String, Vec<u8>>>,
+    pub applied: Mutex<Vec<Applied>>,
+}
+
+impl Journal {
+    fn new(inner: MemoryStore, clock: ManualClock) -> Self {
+        Journal { inner, clock, current: Mutex::default(), applied: Mutex::default() }
+    }
+
+    fn note(&self, key: &str, after: Option<Vec<u8>>, etag: Option<String>) {
+        let at = ManualClock::START_2026.secs_until(self.clock.now().expect("a manual clock has a time"));
+        let mut current = self.current.lock().unwrap();
+        let before = match &after {
+            Some(body) => current.insert(key.to_owned(), body.clone()),
+            None => current.remove(key),
+        };
+        self.applied.lock().unwrap().push(Applied { at, key: key.to_owned(), before, after, etag });
+    }
+}
+
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+impl ObjectStore for Journal {
+    async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
+        self.inner.get(key).await
+    }
+
+    async fn put(
+        &self,
+        key: &str,
+        body: &[u8],
+        precondition: &Precondition,
+        meta: &WriteMeta,
+    ) -> StoreResult<PutOutcome> {
+        // The memory store applies a put when it answers, and nothing runs between its answer
+        // and this note: the journal's order is the store's.
+        let put = self.inner.put(key, body, precondition, meta).await;
+        if let Ok(PutOutcome::Written { etag }) = &put {
+            self.note(key, Some(body.to_vec()), Some(etag.clone()));
+        }
+        put
+    }
+
+    async fn delete(&self, key: &str) -> StoreResult<()> {
+        let deleted = self.inner.delete(key).await;
+        if deleted.is_ok() && self.current.lock().unwrap().contains_key(key) {
+            self.note(key, None, None);
+        }
+        deleted
+    }
+
+    async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
+        let deleted = self.inner.delete_if_match(key, etag).await;
+        if let Ok(true) = deleted {
+            self.note(key, None, None);
+        }
+        deleted
+    }
+
+    fn conditional_delete(&self) -> bool {
+        true
+    }
+
+    async fn list_page(&self, prefix: &str, start_after: Option<&str>, cursor: Option<&str>) -> StoreResult<ListPage> {
+        self.inner.list_page(prefix, start_after, cursor).await
     }
 }
