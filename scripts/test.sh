@@ -59,7 +59,7 @@ junit() {
 }
 
 if want native; then
-  stage native count_cargo cargo test --all-targets
+  stage native count_cargo cargo test --all-targets --features tokio
   # The rustdoc examples (claim, lease, doc, objects, testing, the Rust guide docs/rust.md) run too.
   stage doctests count_cargo cargo test --doc --features reqwest
 fi

@@ -2,12 +2,18 @@
 //! store's conditional writes (S3's `If-None-Match: *` / `If-Match`, R2's `onlyIf`): no
 //! coordinator server, no database.
 //!
-//! - **claim** ([`Fencepost::claim`]): a unique constraint. Exactly one caller wins; every loser
-//!   gets the winner's value. Run a cron tick exactly once, dispatch an event exactly once.
+//! - **claim** ([`Fencepost::claim`]): a unique constraint. One caller wins per key; every loser
+//!   gets the winner's value. Start a cron tick's work at most once, dispatch an event at most once.
 //! - **lease** ([`Fencepost::lease`], [`Lease`]): expiring ownership with an epoch fence token,
 //!   renewals and keep-alive ([`Lease::keep_alive`], [`Fencepost::with_lease`]), guarded writes,
 //!   cooperative writes from outside ([`Fencepost::cooperative_write`]: cancel a job).
 //! - **doc** ([`Fencepost::doc`], [`Doc`]): a small JSON document with a compare-and-swap loop.
+//! - **once** ([`Fencepost::once`]): run a function once per key, its result recorded; duplicates
+//!   get the recorded result, a runner that dies is replaced after its ttl.
+//! - **semaphore** ([`Fencepost::semaphore`], [`Semaphore`]): at most `limit` holders at once,
+//!   each permit a lease fenced by its epoch.
+//! - **watch** ([`Fencepost::watch`], [`Watch`]): a key's changes as a `Stream`, polled with
+//!   conditional reads (a 304 without the body while nothing changed).
 //! - **objects** ([`Objects`]): the layer underneath: get, conditional put, delete, list, wait.
 //!
 //! ```
@@ -59,6 +65,7 @@
 //! | `gcs-service-account` | `store::gcs::RsaSigner` and `ServiceAccount::from_json` (native only): the GCS store gets its tokens from a service account's JSON key (an RS256 JWT signed with the `rsa` crate). |
 //! | `object_store` | `store::object_store::ObjectStoreAdapter` (native only): any `Arc<dyn object_store::ObjectStore>` of the Apache Arrow crate with conditional puts (S3, Azure, memory; the local filesystem creates only) as a store. |
 //! | `worker` | `store::r2::R2Store::from_bucket` (wasm32 only): the R2 store from a workers-rs `worker::Bucket`. |
+//! | `tokio` | A [`Fencepost::with_lease`], [`Fencepost::once`] or [`Semaphore::with_permit`] future dropped while it holds its lease (a client disconnecting from an axum handler, `tokio::time::timeout`) releases the lease in the background on the current tokio runtime, as dropping a `MutexGuard` unlocks. Turned on by `reqwest` and `object_store`. Without it, or outside a runtime, the lease stays held until its ttl runs out. (In wasm32 the JS event loop runs the release, always.) |
 //!
 //! # Runtimes and threads
 //!

@@ -9,7 +9,8 @@ pub(crate) mod io;
 #[cfg(target_arch = "wasm32")]
 pub(crate) mod promise;
 pub(crate) mod random;
+pub(crate) mod spawn;
 #[cfg(target_arch = "wasm32")]
 pub(crate) mod sys;
-#[cfg(all(not(target_arch = "wasm32"), any(feature = "reqwest", feature = "object_store")))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "tokio"))]
 pub(crate) mod tokio;

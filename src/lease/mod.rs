@@ -348,6 +348,12 @@ impl<T> Lease<T> {
         Lease { objects: self.objects.with_cancel(cancel), period: self.period.clone(), state: PhantomData }
     }
 
+    /// The same period with no cancel and no call to report to: for work that outlives the call
+    /// that acquired it (a release in the background).
+    pub(crate) fn detached(&self) -> Lease<T> {
+        Lease { objects: self.objects.detached(), period: self.period.clone(), state: PhantomData }
+    }
+
     pub fn key(&self) -> &str {
         &self.period.key
     }

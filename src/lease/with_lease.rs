@@ -95,6 +95,7 @@ where
     F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
     E: From<Error>,
 {
+    let mut held = ReleaseOnDrop(Some(lease.detached().typed()));
     let stop = Cancel::new();
     let mut keep_alive = pin!(lease.keep_alive_with(every, &stop));
     let mut work = pin!(f(&lease));
@@ -109,7 +110,7 @@ where
         // Keep-alive is over (lost, or released by `f`): `f` runs on to its end.
         Either::Right(_) => work.await,
     };
-    match (outcome, lease.lost()) {
+    let ended = match (outcome, lease.lost()) {
         (Err(e), _) => {
             if !lease.ended().is_cancelled() {
                 let _ = lease.release_value(finish(Err(&e))).await;
@@ -117,13 +118,33 @@ where
             (Err(e), "CALLBACK")
         }
         (Ok(_), Some(lost)) => ours(lost),
-        (Ok(out), None) => {
-            if !lease.ended().is_cancelled() {
-                if let Err(e) = lease.release_value(finish(Ok(&out))).await {
-                    return ours(e);
-                }
-            }
-            (Ok(out), "ok")
+        (Ok(out), None) => match lease.ended().is_cancelled() {
+            true => (Ok(out), "ok"),
+            false => match lease.release_value(finish(Ok(&out))).await {
+                Ok(()) => (Ok(out), "ok"),
+                Err(e) => ours(e),
+            },
+        },
+    };
+    held.0 = None;
+    ended
+}
+
+/// Held while `f` runs under the lease: when the future is dropped before the end (a client that
+/// disconnected, a timeout), the lease is released in the background where a runtime is at hand,
+/// as dropping a `MutexGuard` unlocks; elsewhere it stays held until its deadline.
+struct ReleaseOnDrop(Option<Lease>);
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        let Some(lease) = self.0.take() else { return };
+        if lease.ended().is_cancelled() {
+            return;
         }
+        // Without a runtime nothing runs: keep-alive went with the future, and the lease lapses
+        // at its deadline.
+        let _ = crate::host::spawn::detached(Box::pin(async move {
+            let _ = lease.release_value(None).await;
+        }));
     }
 }
