@@ -1,38 +1,28 @@
-// A semaphore of N permits on N lease keys: take whichever permit is free (one request per held
-// permit), so at most N holders run at once; release returns the permit.
+// A concurrency limit: at most 3 workers call a partner API at once, however many run. Each permit
+// is a lease on one of the slots `limits/partner-api/0…2`, fenced by its epoch like any lease, kept
+// alive while the work runs and released when it settles (also when it throws).
 import { Fencepost, memoryStore } from "fencepost";
 
-const PERMITS = 3;
+const LIMIT = 3;
 const store = memoryStore();
-
-/** Acquire one of `permits` leases under `name`, or null when all are held. */
-async function acquire(db, name, { ttl, permits = PERMITS }) {
-  // Start at a random permit so contenders spread out instead of all racing for permit 0.
-  const first = Math.floor(Math.random() * permits);
-  for (let i = 0; i < permits; i++) {
-    const lease = await db.lease(`${name}/permit-${(first + i) % permits}`, { ttl });
-    if (lease) return lease;
-  }
-  return null;
-}
 
 let running = 0;
 let peak = 0;
 let refused = 0;
 await Promise.all(Array.from({ length: 10 }, async (_, i) => {
   const db = new Fencepost(store);
-  await new Promise((r) => setTimeout(r, i * 5));
-  const permit = await acquire(db, "semaphores/exports", { ttl: 30 });
-  if (!permit) return void refused++;
-  // (`await using permit = …` where the runtime has it: Deno, TypeScript, Node ≥ 24.)
-  try {
+  const api = db.semaphore("limits/partner-api", { limit: LIMIT, ttl: 30 });
+  // Half of the workers wait for a permit (up to 5 s); the others give up at once if none is free.
+  const ran = await api.withPermit({ wait: i % 2 ? 5 : 0 }, async (permit, signal) => {
     running++;
     peak = Math.max(peak, running);
-    await new Promise((r) => setTimeout(r, 50)); // ... the limited work ...
+    await new Promise((r) => setTimeout(r, 50)); // ... the limited work; pass `signal` on (fetch(url, {signal})) ...
     running--;
-  } finally {
-    await permit.release(); // the permit is free for the next worker
-  }
+    return permit.epoch;
+  });
+  if (ran === null) refused++;
 }));
-if (peak > PERMITS) throw new Error(`at most ${PERMITS} at once, saw ${peak}`);
-console.log(`10 workers, ${PERMITS} permits: at most ${peak} ran at once, ${refused} found none free`);
+if (peak > LIMIT || peak < 1) throw new Error(`at most ${LIMIT} at once, saw ${peak}`);
+const holders = await new Fencepost(store).semaphore("limits/partner-api", { limit: LIMIT, ttl: 30 }).holders();
+if (holders.length !== 0) throw new Error(`every permit released, ${holders.length} held`);
+console.log(`10 workers, limit ${LIMIT}: at most ${peak} ran at once, ${refused} found none free and did not wait`);
