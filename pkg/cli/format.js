@@ -69,7 +69,24 @@ export function standing(/** @type {LeaseView} */ lease) {
 }
 
 /**
- * One `ls` line: kind, age, size, key; for a lease its epoch, holder and standing.
+ * What a lease document is used for, when its shape says: a `once` record (its state
+ * `{status, attempt}`), or a semaphore's slot (a key ending in `/<number>`). Null otherwise.
+ * @param {Seen} seen
+ */
+export function role(seen) {
+  if (!seen.lease) return null;
+  const s = /** @type {any} */ (seen.lease.state);
+  if (s && typeof s === "object" && ["running", "done", "failed"].includes(s.status) && Number.isInteger(s.attempt)) {
+    const why = s.status === "failed" && typeof s.error?.name === "string" ? ` (${s.error.name})` : "";
+    return `once ${s.status}${why}, attempt ${s.attempt}`;
+  }
+  const slot = /\/(0|[1-9][0-9]*)$/.exec(seen.key);
+  return slot ? `semaphore slot ${slot[1]}` : null;
+}
+
+/**
+ * One `ls` line: kind, age, size, key; for a lease its epoch, holder and standing, and what it is
+ * used for when its shape says (a `once` record, a semaphore slot).
  * @param {Seen} seen @param {number} now @param {boolean} showHolders
  */
 export function listLine(seen, now, showHolders) {
@@ -80,6 +97,8 @@ export function listLine(seen, now, showHolders) {
     line += `  epoch ${epoch}`;
     if (holder !== null) line += `  holder ${fingerprint(holder, showHolders)}`;
     line += `  ${standing(seen.lease)}`;
+    const used = role(seen);
+    if (used) line += `  [${used}]`;
   }
   return line;
 }
@@ -99,6 +118,8 @@ export function showLines(seen, now, showHolders) {
     rows.push(["holder", l.holder === null ? "none (released)" : fingerprint(l.holder, showHolders) + (showHolders ? "" : "  (--show-holders for all of it)")]);
     rows.push(["deadline", l.deadlineAt ? l.deadlineAt.toISOString() : "none"]);
     rows.push(["status", l.released ? "released" : l.expired ? `${standing(l)} (anyone may take it)` : `held, ${standing(l)}`]);
+    const used = role(seen);
+    if (used) rows.push(["role", used]);
     rows.push(["state", pretty(l.state)]);
   } else if (seen.kind === "json") {
     rows.push(["value", pretty(seen.value)]);

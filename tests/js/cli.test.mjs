@@ -173,6 +173,23 @@ for (const runtime of Object.keys(RUNTIMES)) {
     assert.equal(one.value.holder, held.holder);
   });
 
+  test(`${runtime}: ls and show tell once records and semaphore slots`, { skip }, async () => {
+    const prefix = freshPrefix(`cli-roles-${runtime}`);
+    const db = dbOn(prefix);
+    await db.once("reports/day", () => ({ rows: 3 }));
+    await db.once("reports/broken", () => { throw new TypeError("boom"); }).catch(() => {});
+    await db.semaphore("limits/api", { limit: 2, ttl: 300 }).acquire();
+    const r = await cli(runtime, prefix, ["ls"]);
+    assert.equal(r.code, 0, r.stderr);
+    const byKey = Object.fromEntries(lines(r.stdout).map((l) => [l.split(/\s{2,}/)[3], l]));
+    assert.match(byKey["reports/day"], /released\s+\[once done, attempt 1\]$/);
+    assert.match(byKey["reports/broken"], /\[once failed \(TypeError\), attempt 1\]$/);
+    const slot = Object.keys(byKey).find((k) => k.startsWith("limits/api/"));
+    assert.match(byKey[slot], /expires in \S+\s+\[semaphore slot [01]\]$/);
+    const shown = await cli(runtime, prefix, ["show", "reports/day"]);
+    assert.match(shown.stdout, /^role\s+once done, attempt 1$/m);
+  });
+
   test(`${runtime}: show a key (text and --json); a missing key exits 1`, { skip }, async () => {
     const { prefix, db, held } = await seed(runtime);
     const text = await cli(runtime, prefix, ["show", "jobs/held"]);
