@@ -65,7 +65,7 @@
 //! | `gcs-service-account` | `store::gcs::RsaSigner` and `ServiceAccount::from_json` (native only): the GCS store gets its tokens from a service account's JSON key (an RS256 JWT signed with the `rsa` crate). |
 //! | `object_store` | `store::object_store::ObjectStoreAdapter` (native only): any `Arc<dyn object_store::ObjectStore>` of the Apache Arrow crate with conditional puts (S3, Azure, memory; the local filesystem creates only) as a store. |
 //! | `worker` | `store::r2::R2Store::from_bucket` (wasm32 only): the R2 store from a workers-rs `worker::Bucket`. |
-//! | `tokio` | A [`Fencepost::with_lease`], [`Fencepost::once`] or [`Semaphore::with_permit`] future dropped while it holds its lease (a client disconnecting from an axum handler, `tokio::time::timeout`) releases the lease in the background on the current tokio runtime, as dropping a `MutexGuard` unlocks. Turned on by `reqwest` and `object_store`. Without it, or outside a runtime, the lease stays held until its ttl runs out. (In wasm32 the JS event loop runs the release, always.) |
+//! | `tokio` | A [`Fencepost::with_lease`], [`Fencepost::once`] or [`Semaphore::with_permit`] future dropped while it holds its lease (a client disconnecting from an axum handler, `tokio::time::timeout`) releases the lease in the background on the current tokio runtime, as dropping a `MutexGuard` unlocks. Turned on by `reqwest` and `object_store`. Without it, or outside a runtime, the lease stays held until its ttl runs out. (In a Rust Worker, feature `worker`, the JS event loop runs the release. The npm package's calls are Promises, which always run to their end.) |
 //!
 //! # Runtimes and threads
 //!

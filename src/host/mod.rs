@@ -9,8 +9,9 @@ pub(crate) mod io;
 #[cfg(target_arch = "wasm32")]
 pub(crate) mod promise;
 pub(crate) mod random;
+#[cfg(any(not(target_arch = "wasm32"), feature = "worker"))]
 pub(crate) mod spawn;
 #[cfg(target_arch = "wasm32")]
 pub(crate) mod sys;
-#[cfg(all(not(target_arch = "wasm32"), feature = "tokio"))]
+#[cfg(all(not(target_arch = "wasm32"), any(feature = "reqwest", feature = "object_store")))]
 pub(crate) mod tokio;

@@ -1,7 +1,7 @@
 //! Work that outlives its caller: a lease released in the background when the future holding it
-//! is dropped. It needs a runtime to run on: the JS event loop in wasm, the caller's tokio runtime
-//! natively (feature `tokio`, which `reqwest` and `object_store` turn on). Without one, nothing
-//! runs, and the caller is told so.
+//! is dropped. It needs a runtime to run on: the JS event loop in a Rust Worker (wasm32, feature
+//! `worker`), the caller's tokio runtime natively (feature `tokio`, which `reqwest` and
+//! `object_store` turn on). Without one, nothing runs, and the caller is told so.
 
 use crate::base::future::BoxFuture;
 

@@ -350,6 +350,7 @@ impl<T> Lease<T> {
 
     /// The same period with no cancel and no call to report to: for work that outlives the call
     /// that acquired it (a release in the background).
+    #[cfg(any(not(target_arch = "wasm32"), feature = "worker"))]
     pub(crate) fn detached(&self) -> Lease<T> {
         Lease { objects: self.objects.detached(), period: self.period.clone(), state: PhantomData }
     }

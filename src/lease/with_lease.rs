@@ -95,7 +95,7 @@ where
     F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
     E: From<Error>,
 {
-    let mut held = ReleaseOnDrop(Some(lease.detached().typed()));
+    let mut held = ReleaseOnDrop::arm(&lease);
     let stop = Cancel::new();
     let mut keep_alive = pin!(lease.keep_alive_with(every, &stop));
     let mut work = pin!(f(&lease));
@@ -126,15 +126,42 @@ where
             },
         },
     };
-    held.0 = None;
+    held.disarm();
     ended
 }
 
 /// Held while `f` runs under the lease: when the future is dropped before the end (a client that
 /// disconnected, a timeout), the lease is released in the background where a runtime is at hand,
-/// as dropping a `MutexGuard` unlocks; elsewhere it stays held until its deadline.
+/// as dropping a `MutexGuard` unlocks; elsewhere it stays held until its deadline. Natively and in
+/// Rust Workers (feature `worker`); the npm package's calls are Promises that always run to their
+/// end, so its wasm goes without (the drop paths it would add to every held call are 5 KB gzipped).
+#[cfg(any(not(target_arch = "wasm32"), feature = "worker"))]
 struct ReleaseOnDrop(Option<Lease>);
 
+#[cfg(any(not(target_arch = "wasm32"), feature = "worker"))]
+impl ReleaseOnDrop {
+    fn arm<S>(lease: &Lease<S>) -> Self {
+        ReleaseOnDrop(Some(lease.detached().typed()))
+    }
+
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", not(feature = "worker")))]
+struct ReleaseOnDrop;
+
+#[cfg(all(target_arch = "wasm32", not(feature = "worker")))]
+impl ReleaseOnDrop {
+    fn arm<S>(_: &Lease<S>) -> Self {
+        ReleaseOnDrop
+    }
+
+    fn disarm(&mut self) {}
+}
+
+#[cfg(any(not(target_arch = "wasm32"), feature = "worker"))]
 impl Drop for ReleaseOnDrop {
     fn drop(&mut self) {
         let Some(lease) = self.0.take() else { return };
