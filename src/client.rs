@@ -320,12 +320,12 @@ impl Fencepost {
     /// # futures::executor::block_on(async {
     /// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
     /// let api = db.semaphore("limits/partner-api", 2, 30.0)?;
-    /// let first = api.acquire(&PermitOptions::default()).await?.expect("a free slot");
-    /// let second = api.acquire(&PermitOptions::default()).await?.expect("another");
-    /// assert!(api.acquire(&PermitOptions::default()).await?.is_none(), "at most 2 at once");
+    /// let first = api.acquire(PermitOptions::default()).await?.expect("a free slot");
+    /// let second = api.acquire(PermitOptions::default()).await?.expect("another");
+    /// assert!(api.acquire(PermitOptions::default()).await?.is_none(), "at most 2 at once");
     /// assert_eq!(api.holders().await?.len(), 2);
     /// first.release().await?;
-    /// let third = api.acquire(&PermitOptions::default()).await?.expect("a slot freed");
+    /// let third = api.acquire(PermitOptions::default()).await?.expect("a slot freed");
     /// assert_eq!(third.key(), first.key());
     /// assert!(third.epoch() > first.epoch(), "each slot's epochs increase: the fence");
     /// # drop(second);

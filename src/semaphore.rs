@@ -115,9 +115,9 @@ impl Semaphore {
 
     /// A permit: a lease on the first free or expired slot, or `None` when all `limit` are held
     /// (after waiting up to `options.wait` seconds for one to free).
-    pub async fn acquire(&self, options: &PermitOptions) -> Result<Option<Lease>> {
+    pub async fn acquire(&self, options: PermitOptions) -> Result<Option<Lease>> {
         let (objects, call) = self.objects.call("semaphore.acquire");
-        Call::end(call, &self.objects, &self.key, self.with_objects(&objects).take(options).await)
+        Call::end(call, &self.objects, &self.key, self.with_objects(&objects).take(&options).await)
     }
 
     async fn take(&self, options: &PermitOptions) -> Result<Option<Lease>> {
@@ -139,13 +139,13 @@ impl Semaphore {
     /// Acquire a permit, run `f` with it while keep-alive renews it, then release it: `Ok(None)`
     /// without calling `f` when no permit could be had. The outcomes are
     /// [`crate::Fencepost::with_lease`]'s.
-    pub async fn with_permit<T, E, F>(&self, options: &PermitOptions, f: F) -> std::result::Result<Option<T>, E>
+    pub async fn with_permit<T, E, F>(&self, options: PermitOptions, f: F) -> std::result::Result<Option<T>, E>
     where
         F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
         E: From<Error>,
     {
         let (objects, call) = self.objects.call("semaphore.withPermit");
-        let (ran, outcome) = self.with_objects(&objects).run_with_permit(options, f).await;
+        let (ran, outcome) = self.with_objects(&objects).run_with_permit(&options, f).await;
         Call::report(call, &self.objects, &self.key, outcome);
         ran
     }

@@ -40,11 +40,11 @@ async fn a_dropped_holder_releases_its_lease_in_the_background() {
     });
     assert!(tokio::time::timeout(short, run).await.is_err());
     let pool = db.semaphore("pool", 1, 30.0).unwrap();
-    assert!(tokio::time::timeout(short, pool.with_permit(&PermitOptions::default(), forever)).await.is_err());
+    assert!(tokio::time::timeout(short, pool.with_permit(PermitOptions::default(), forever)).await.is_err());
     tokio::time::sleep(Duration::from_millis(100)).await;
     let next = db.lease("job", LeaseOptions::new(30.0)).await.unwrap().expect("released in the background");
     assert_eq!(next.epoch(), 2);
     let again = db.once("report", OnceOptions::new(30.0), |_| async { Ok::<_, Error>(2) }).await.unwrap();
     assert_eq!(again, fencepost::Once::Done { value: 2, ran: true }, "a dropped run is run again at once");
-    assert!(pool.acquire(&PermitOptions::default()).await.unwrap().is_some(), "the permit came back");
+    assert!(pool.acquire(PermitOptions::default()).await.unwrap().is_some(), "the permit came back");
 }

@@ -235,14 +235,14 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
         "semaphore.acquire" => {
             let (semaphore, options) = (semaphore(&db, &a)?, permit_options(&a));
             work(async move {
-                let permit = semaphore.acquire(&options).await?;
+                let permit = semaphore.acquire(options).await?;
                 Ok(permit.map_or(Value::Null, |l| l.snapshot()).into())
             })
         }
         "semaphore.withPermit" => {
             let (semaphore, options, body) = (semaphore(&db, &a)?, permit_options(&a), cb.required("fn")?);
             work(async move {
-                let ran = semaphore.with_permit(&options, live_work(body, None)).await?;
+                let ran = semaphore.with_permit(options, live_work(body, None)).await?;
                 Ok(Value::Bool(ran.is_some()).into())
             })
         }

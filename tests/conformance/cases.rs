@@ -1360,22 +1360,22 @@ pub async fn semaphore_admits_at_most_limit_and_fences_each_slot(cx: Ctx) {
     use fencepost::PermitOptions;
     let sem = cx.db.semaphore("api", 3, 30.0).unwrap();
     let any = PermitOptions::default();
-    let first = sem.acquire(&any).await.unwrap().expect("a free slot");
+    let first = sem.acquire(any.clone()).await.unwrap().expect("a free slot");
     assert_eq!(cx.take_counts(), counts(1, 1), "2 requests when the first slot tried is free");
-    let second = sem.acquire(&any).await.unwrap().expect("a free slot");
-    let third = sem.acquire(&any).await.unwrap().expect("a free slot");
+    let second = sem.acquire(any.clone()).await.unwrap().expect("a free slot");
+    let third = sem.acquire(any.clone()).await.unwrap().expect("a free slot");
     cx.take_counts();
     let mut slots = vec![first.key().to_owned(), second.key().to_owned(), third.key().to_owned()];
     slots.sort();
     assert_eq!(slots, ["api/0", "api/1", "api/2"]);
-    assert!(sem.acquire(&any).await.unwrap().is_none(), "a fourth permit is refused");
+    assert!(sem.acquire(any.clone()).await.unwrap().is_none(), "a fourth permit is refused");
     assert_eq!(cx.take_counts(), counts(3, 0), "one read per slot, nothing written");
     let holders = sem.holders().await.unwrap();
     assert_eq!(holders.iter().map(|p| p.slot).collect::<Vec<_>>(), [0, 1, 2]);
     assert!(holders.iter().all(|p| p.epoch == 1 && p.deadline_at > cx.clock_now()));
     assert_eq!(cx.take_counts(), RequestCounts { list: 1, ..counts(3, 0) });
     second.release().await.unwrap();
-    let again = sem.acquire(&any).await.unwrap().expect("the released slot");
+    let again = sem.acquire(any.clone()).await.unwrap().expect("the released slot");
     assert_eq!((again.key(), again.epoch()), (second.key(), 2), "the slot's epoch increases");
     assert_eq!(sem.holders().await.unwrap().len(), 3);
     for (limit, key) in [(0, "api"), (1001, "api"), (2, "log/x")] {
@@ -1387,11 +1387,11 @@ pub async fn semaphore_admits_at_most_limit_and_fences_each_slot(cx: Ctx) {
 pub async fn semaphore_expired_permit_is_taken_and_its_holder_fenced(cx: Ctx) {
     use fencepost::PermitOptions;
     let sem = cx.db.semaphore("one", 1, 10.0).unwrap();
-    let stale = sem.acquire(&PermitOptions::default().holder("a")).await.unwrap().unwrap();
-    assert!(sem.acquire(&PermitOptions::default()).await.unwrap().is_none());
+    let stale = sem.acquire(PermitOptions::default().holder("a")).await.unwrap().unwrap();
+    assert!(sem.acquire(PermitOptions::default()).await.unwrap().is_none());
     cx.clock.advance(10.5);
     assert!(sem.holders().await.unwrap().is_empty(), "an expired permit is not a holder");
-    let fresh = sem.acquire(&PermitOptions::default().holder("b")).await.unwrap().expect("expired: taken");
+    let fresh = sem.acquire(PermitOptions::default().holder("b")).await.unwrap().expect("expired: taken");
     assert_eq!(fresh.epoch(), 2);
     assert!(matches!(stale.write(&json!("late")).await, Err(Error::LeaseLost { .. })), "the old permit is fenced");
 }
@@ -1407,7 +1407,7 @@ pub async fn semaphore_sixteen_acquirers_never_exceed_the_limit(cx: Ctx) {
             async move {
                 let sem = db.semaphore("pool", 3, 30.0).unwrap();
                 let ran = sem
-                    .with_permit(&PermitOptions::default().wait(60.0), async |permit| {
+                    .with_permit(PermitOptions::default().wait(60.0), async |permit| {
                         let inside = now.fetch_add(1, Ordering::SeqCst) + 1;
                         most.fetch_max(inside, Ordering::SeqCst);
                         fencepost::SystemClock.sleep(0.02).await;

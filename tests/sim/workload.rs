@@ -282,7 +282,7 @@ impl Worker {
         let holder = format!("w{}-{n}", self.id);
         let wait = if self.rng.chance(0.5) { self.rng.unit() * 10.0 } else { 0.0 };
         let options = PermitOptions::default().holder(holder.clone()).wait(wait);
-        let acquired = self.log("permit", SEMAPHORE_KEY, json!(holder), semaphore.acquire(&options), |p| {
+        let acquired = self.log("permit", SEMAPHORE_KEY, json!(holder), semaphore.acquire(options), |p| {
             p.as_ref().map_or(Value::Null, |p| json!([p.key(), p.epoch()]))
         });
         let Ok(Some(permit)) = acquired.await else { return };
