@@ -75,8 +75,14 @@ fn run_history(seed: u64, text: bool) -> Report {
         for r in records.iter() {
             let _ = writeln!(
                 report.text,
-                "{:>9.3} {:>9.3} w{} {} {} {} -> {:?}",
-                r.started, r.ended, r.worker, r.what, r.key, r.arg, r.outcome
+                "{:>9.3} {:>9.3} {} {} {} {} -> {:?}",
+                r.started,
+                r.ended,
+                if r.worker == usize::MAX { "watcher".to_owned() } else { format!("w{}", r.worker) },
+                r.what,
+                r.key,
+                r.arg,
+                r.outcome
             );
         }
         for (key, held) in &end.values {
