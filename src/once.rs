@@ -24,7 +24,8 @@ use crate::base::cancel::Cancel;
 use crate::base::error::Error;
 use crate::base::mutation::{self, Mutation};
 use crate::codec::json;
-use crate::lease::{Lease, LeaseOptions, acquire, with_lease};
+use crate::lease::with_lease::{self, ours};
+use crate::lease::{Lease, LeaseOptions, acquire};
 use crate::objects::Objects;
 use crate::objects::events::Call;
 use crate::objects::transition::transition;
@@ -120,14 +121,8 @@ where
     F: AsyncFnOnce(&Lease) -> std::result::Result<Value, E>,
     E: From<Error>,
 {
-    let ours = |e: Error| {
-        let code = e.code();
-        (Err(E::from(e)), code)
-    };
-    if let Some(every) = options.keep_alive_every {
-        if let Err(e) = crate::lease::check_keep_alive_interval(options.ttl, every) {
-            return ours(e);
-        }
+    if let Err(e) = with_lease::check_every(options.ttl, options.keep_alive_every) {
+        return ours(e);
     }
     let mut done: Option<Value> = None;
     let acquired = {

@@ -13,7 +13,8 @@
 use crate::base::error::{Error, Result};
 use crate::base::mutation::{self, Mutation};
 use crate::lease::acquire;
-use crate::lease::{Lease, LeaseDoc, LeaseOptions, with_lease};
+use crate::lease::with_lease::{self, ours};
+use crate::lease::{Lease, LeaseDoc, LeaseOptions};
 use crate::objects::Objects;
 use crate::objects::events::Call;
 use crate::time::Timestamp;
@@ -159,14 +160,8 @@ impl Semaphore {
         F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
         E: From<Error>,
     {
-        let ours = |e: Error| {
-            let code = e.code();
-            (Err(E::from(e)), code)
-        };
-        if let Some(every) = options.keep_alive_every {
-            if let Err(e) = crate::lease::check_keep_alive_interval(self.ttl, every) {
-                return ours(e);
-            }
+        if let Err(e) = with_lease::check_every(self.ttl, options.keep_alive_every) {
+            return ours(e);
         }
         let permit = match self.take(options).await {
             Ok(Some(permit)) => permit,

@@ -36,7 +36,6 @@ use crate::base::sync::{Lock, MaybeSend};
 
 pub use document::LeaseView;
 pub(crate) use document::{LeaseDoc, MAX_EPOCH};
-pub(crate) use keep_alive::check_interval as check_keep_alive_interval;
 
 use crate::base::cancel::Cancel;
 use crate::base::error::{Error, LostReason, Result};

@@ -60,11 +60,8 @@ where
     E: From<Error>,
 {
     let every = options.keep_alive_every;
-    if let Some(every) = every {
-        // Checked before anything is acquired, so a bad interval leaves nothing to release.
-        if let Err(e) = super::keep_alive::check_interval(options.ttl, every) {
-            return ours(e);
-        }
+    if let Err(e) = check_every(options.ttl, every) {
+        return ours(e);
     }
     let lease = match acquire::lease(objects, key, options.state_type(), state_fn).await {
         Ok(Some(lease)) => lease.typed::<S>(),
@@ -75,8 +72,14 @@ where
     (held.map(Some), outcome)
 }
 
-/// An error of fencepost's own as a call's outcome.
-fn ours<T, E: From<Error>>(e: Error) -> (std::result::Result<T, E>, &'static str) {
+/// A keep-alive interval (`None`: the default), checked before anything is acquired, so a bad one
+/// leaves nothing to release. For every held call: `with_lease`, `once`, `with_permit`.
+pub(crate) fn check_every(ttl: f64, every: Option<f64>) -> crate::base::error::Result<()> {
+    every.map_or(Ok(()), |every| super::keep_alive::check_interval(ttl, every))
+}
+
+/// An error of fencepost's own as a held call's outcome (its code, for the call event).
+pub(crate) fn ours<T, E: From<Error>>(e: Error) -> (std::result::Result<T, E>, &'static str) {
     let code = e.code();
     (Err(E::from(e)), code)
 }
