@@ -104,14 +104,22 @@ export async function withLease(db, key, opts, fn) {
   if (opts === undefined || opts === null) throw new InvalidArgument("withLease options {ttl, ...} are required");
   const o = options(opts, WITH_LEASE_OPTIONS, "withLease options");
   if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("withLease options.ttl (seconds) is required");
+  const stateFn = o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined;
+  return withHeld(db, "withLease", { args: leaseArgs(key, o), callbacks: { stateFn }, signal: o.signal }, fn);
+}
+
+/**
+ * `withLease` and `withPermit`: `fn(lease, signal)` under a held lease (`underLease`), resolving
+ * to what `fn` resolved to, or null when the core could not acquire one (`fn` not called).
+ * @param {Db} db @param {string} op @param {import("./binding.js").Call} c @param {Function} fn
+ */
+export async function withHeld(db, op, c, fn) {
   /** @type {any} */
   let result;
   const use = (/** @type {Lease} */ lease, /** @type {AbortSignal} */ signal) => Promise.resolve(fn(lease, signal)).then((r) => {
     result = r;
   });
-  const stateFn = o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined;
-  const ran = await underLease(db, "withLease", { args: leaseArgs(key, o), callbacks: { stateFn }, signal: o.signal }, use);
-  return ran ? result : null;
+  return (await underLease(db, op, c, use)) ? result : null;
 }
 
 /**

@@ -4,7 +4,7 @@
 import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, func, options, string } from "./options.js";
 import { run } from "./binding.js";
-import { leaseHandle, underLease } from "./lease.js";
+import { leaseHandle, withHeld } from "./lease.js";
 
 const SEMAPHORE_OPTIONS = /** @type {const} */ ({ limit: "number", ttl: "number" });
 const ACQUIRE_OPTIONS = /** @type {const} */ ({ holder: "string", wait: "number", signal: "signal" });
@@ -58,13 +58,7 @@ export class Semaphore {
     func(fn, "withPermit's function");
     const o = options(opts, WITH_PERMIT_OPTIONS, "withPermit options");
     const args = { ...this.#args(), holder: o.holder ?? undefined, wait: o.wait ?? undefined, every: o.every ?? undefined };
-    /** @type {any} */
-    let result;
-    const use = (/** @type {any} */ permit, /** @type {AbortSignal} */ signal) => Promise.resolve(fn(permit, signal)).then((r) => {
-      result = r;
-    });
-    const ran = await underLease(this.#db, "semaphore.withPermit", { args, signal: o.signal }, use);
-    return ran ? result : null;
+    return withHeld(this.#db, "semaphore.withPermit", { args, signal: o.signal }, fn);
   }
 
   /** The unexpired permits: `[{slot, epoch, holder, deadlineAt}]`, by slot. */
