@@ -3,7 +3,7 @@
 // fencepost's CPU per request and ops/s next to it. The same protocol (`Coord`) also runs over a JS
 // Map (`benches/map-baseline.mjs`) for the memory-store comparison.
 //
-// Protocol (fencepost's wire protocol, README: "Wire format", reduced to the happy path plus lost races):
+// Protocol (fencepost's wire protocol, docs/semantics.md: "Wire format", reduced to the happy path plus lost races):
 //   claim  — PUT If-None-Match: * ; on 412 GET the winner (retry if it vanished, 8 attempts)
 //   lease  — GET ; absent → PUT If-None-Match: * {epoch: 1} ; expired/released → PUT If-Match {epoch+1}
 //            held → null ; renew / release → PUT If-Match (on 412: re-read, absorb a cooperative

@@ -4,7 +4,7 @@
 //   SCALE_SECONDS=10 (each throughput run), SCALE_KEYS=10000 (distinct claim keys)
 //
 // 1. Requests and dollars per million operations, per operation (list prices of 2026-12-01, as in
-//    the README's "Cost and limits").
+//    docs/cost.md).
 // 2. A hot counter under a 1-write/s/key limit (faultStore.limitWrites, as R2 answers): one doc vs
 //    db.counter with 16 shards, 32 concurrent writers; both must end exact.
 // 3. doc.update by one writer: reading first every time (the old path, `fresh: true`) against the

@@ -291,7 +291,7 @@ mod tests {
             assert!(pair[0].epoch < pair[1].epoch, "one epoch per run");
             assert!(pair[0].finished <= pair[1].started, "no two runs overlapped in time");
         }
-        // Every run's checkpoints landed exactly once, in order: the last run saw them all.
+        // Every run's checkpoints were stored once each, in order: the last run saw them all.
         assert_eq!(runs.last().unwrap().steps, STEPS * runs.len() as u32, "{} runs", runs.len());
     }
 

@@ -2,7 +2,7 @@
 //
 // Two patterns, both driven by one cron trigger (wrangler.toml: crons = ["*/5 * * * *"]):
 //
-//  (a) Exactly-once cron dispatch with `claim`.
+//  (a) Cron dispatch with `claim`: one winner per tick, its work run at most once.
 //      A cron event can be delivered more than once, and several invocations may race for the
 //      same tick. Every invocation claims the key `cron/<cron>/<scheduled time>`; the store's
 //      put-if-absent lets exactly one of them win. The winner runs the tick's work; every loser
@@ -110,7 +110,7 @@ function log(event, fields) {
   console.log(JSON.stringify({ event, ...fields }));
 }
 
-// --------------------------------------------------------------- (a) exactly-once cron dispatch
+// ------------------------------------------------------- (a) cron dispatch, one winner per tick
 
 /** Diagnostics only: how many ticks this isolate is running right now (the racers overlap). */
 let inFlight = 0;

@@ -15,8 +15,8 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
  * (written through `toJSON`), optional properties. Functions, symbols and `bigint`s map to `never`,
  * so passing them is a type error (and an `InvalidArgument` at run time).
  */
-export type JsonSafe<T> = T extends string | number | boolean | null | undefined | Date
-  ? T
+export type JsonSafe<T> = T extends Json | undefined | Date
+  ? T // already JSON (this branch also keeps `JsonSafe<Json>` from recursing without end)
   : T extends (...args: any[]) => any
     ? never
     : T extends bigint | symbol

@@ -44,7 +44,7 @@ export function initWasm(source) {
     const where = typeof from === "string" || from instanceof URL ? ` from ${from}` : "";
     throw new FencepostError(
       `fencepost could not load its wasm core${where}: ${e?.message ?? e}. If your bundler serves ` +
-        `"fencepost/fencepost_bg.wasm" elsewhere, call initWasm(urlOfThatFile) first (README: Bundlers).`,
+        `"fencepost/fencepost_bg.wasm" elsewhere, call initWasm(urlOfThatFile) first (docs/runtimes.md, "Bundlers").`,
       { cause: e },
     );
   });

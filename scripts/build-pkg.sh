@@ -33,6 +33,8 @@ node_modules/.bin/tsc -p pkg/tsconfig.json
 cp .run/pkg-types/errors.d.ts pkg/errors.d.ts
 cp pkg/fencepost.d.ts .run/pkg-types/
 node_modules/.bin/tsc -p pkg/tsconfig.check.json
+# What npm shows: README.md with its links made absolute (scripts/readme-for-npm.mjs).
+node scripts/readme-for-npm.mjs
 raw=$(stat -c %s pkg/fencepost_bg.wasm)
 # The features rustc enables by default for wasm32 today; -Oz for size (Workers bundle limits).
 # --low-memory-unused: Rust's stack sits below its data and never reaches the first KB, so

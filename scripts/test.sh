@@ -60,7 +60,8 @@ junit() {
 
 if want native; then
   stage native count_cargo cargo test --all-targets --features tokio
-  # The rustdoc examples (claim, lease, doc, objects, testing, the Rust guide docs/rust.md) run too.
+  # The rustdoc examples (claim, lease, doc, objects, testing, the Rust guide docs/rust.md, the
+  # README's Rust quickstart) run too.
   stage doctests count_cargo cargo test --doc --features reqwest
 fi
 if want lint; then
@@ -169,6 +170,9 @@ if want types; then
     stage "types-$resolution" count_plain bash -c "tsc -p $config && echo '1 passed, 0 failed'"
   done
   stage await-using count_plain bash -c 'tsc -p tests/js/tsconfig.await-using.json && node .run/await-using/await-using.node.mjs'
+  # Every README code block compiled or run (the Worker quickstarts built from its wrangler.toml and
+  # run under `wrangler dev`, Deno's under `deno check`, the rest by tsc), every docs link resolving.
+  stage readme count_plain node tests/js/readme.mjs
 fi
 if want package; then
   stage package count_plain node tests/js/package-check.mjs

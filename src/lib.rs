@@ -2,14 +2,16 @@
 //! store's conditional writes (S3's `If-None-Match: *` / `If-Match`, R2's `onlyIf`): no
 //! coordinator server, no database.
 //!
-//! - **claim** ([`Fencepost::claim`]): a unique constraint. One caller wins per key; every loser
-//!   gets the winner's value. Start a cron tick's work at most once, dispatch an event at most once.
+//! - **claim** ([`Fencepost::claim`]): a unique constraint, exactly one winner per key; every loser
+//!   gets the winner's value. The winner's work runs at most once (if the winner crashes, nobody
+//!   runs it again): start a cron tick's work, dispatch an event.
 //! - **lease** ([`Fencepost::lease`], [`Lease`]): expiring ownership with an epoch fence token,
 //!   renewals and keep-alive ([`Lease::keep_alive`], [`Fencepost::with_lease`]), guarded writes,
 //!   cooperative writes from outside ([`Fencepost::cooperative_write`]: cancel a job).
 //! - **doc** ([`Fencepost::doc`], [`Doc`]): a small JSON document with a compare-and-swap loop.
-//! - **once** ([`Fencepost::once`]): run a function once per key, its result recorded; duplicates
-//!   get the recorded result, a runner that dies is replaced after its ttl.
+//! - **once** ([`Fencepost::once`]): one recorded result per key; duplicates get the recorded
+//!   result. The function runs at least once and may run again after a crash: a runner that dies
+//!   is replaced after its ttl.
 //! - **semaphore** ([`Fencepost::semaphore`], [`Semaphore`]): at most `limit` holders at once,
 //!   each permit a lease fenced by its epoch.
 //! - **watch** ([`Fencepost::watch`], [`Watch`]): a key's changes as a `Stream`, polled with
@@ -87,12 +89,14 @@
 //!
 //! Every duration is in seconds. Failures are an [`Error`] with a stable [`Error::code`]. A write
 //! whose response is lost is resolved by reading the key back (each write carries a random token),
-//! so a landed claim still wins; what cannot be proven is an [`Error::AmbiguousWrite`], never a
-//! guess (see [`Objects`]). Keys: non-empty, at most 1024 UTF-8 bytes, no control characters, no
-//! `.`/`..` segment, not under `log/`, `snapshots/`, `logs/`, `txapplied/`. Documents are
+//! so a landed claim still wins and a landed update is applied once, neither lost nor doubled; what
+//! cannot be proven is an [`Error::AmbiguousWrite`], never a guess (see [`Objects`]). Keys:
+//! non-empty, at most 1024 UTF-8 bytes, no control characters, no `.`/`..` segment, not under
+//! `log/`, `snapshots/`, `logs/`, `txapplied/`. Documents are
 //! canonical JSON (byte-identical to Python's `json.dumps(v, sort_keys=True, separators=(",", ":"))`),
 //! so a CairnDB process, a JS Worker using the npm package and a Rust service can share a bucket.
-//! The README has the full semantics, the wire format and the requests each operation costs.
+//! docs/semantics.md has the full semantics and the wire format, docs/operations.md the requests
+//! each operation costs.
 
 #![allow(async_fn_in_trait)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -176,6 +180,12 @@ pub mod __private {
 /// The Rust guide's examples (docs/rust.md), compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../docs/rust.md")]
+struct RustGuideDoctests;
+
+/// The README's Rust quickstart, compiled and run as a doctest (its other blocks are tagged with
+/// other languages, which rustdoc leaves alone; tests/js/readme.mjs checks those).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
 /// Shared by the unit tests.

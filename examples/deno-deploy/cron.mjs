@@ -1,6 +1,6 @@
 // Deno Deploy: `Deno.cron` runs a handler on a schedule — and, across regions, restarts and retried
-// deliveries, the same tick may start more than once. A claim on the tick's key makes its work run
-// exactly once; every other start learns who ran it.
+// deliveries, the same tick may start more than once. A claim on the tick's key gives each tick one
+// winner, whose work runs at most once; every other start learns who ran it.
 //
 //   deno run --unstable-cron --allow-net --allow-env --allow-read examples/deno-deploy/cron.mjs
 //

@@ -5,7 +5,7 @@ import { Fencepost, memoryStore } from "fencepost";
 import { faultStore, manualClock } from "fencepost/testing";
 import { cancelJob, runJob, runOnce, stallAt } from "./cron-job.mjs";
 
-test("a lost response on the winning claim: the tick still runs exactly once", async () => {
+test("a lost response on the winning claim: one winner, the tick's work runs once", async () => {
   const store = faultStore(memoryStore());
   const db = new Fencepost(store);
   store.inject("lostResponse", { op: "put", key: "cron/" }); // the claim lands; its answer is lost

@@ -6,7 +6,7 @@ import { Fencepost } from "fencepost";
 import { faultStore, manualClock } from "fencepost/testing";
 import { cancelJob, runJob, runOnce, stallAt } from "./cron-job.mjs";
 
-it("a lost response on the winning claim: the tick still runs exactly once", async () => {
+it("a lost response on the winning claim: one winner, the tick's work runs once", async () => {
   const store = faultStore(env.BUCKET);
   const db = new Fencepost(store);
   store.inject("lostResponse", { op: "put", key: "cron/" }); // the claim lands in R2; its answer is lost

@@ -3,11 +3,11 @@
 // local workerd through Miniflare's API, with a simulated in-memory R2 bucket. No account, no
 // network: everything listens on 127.0.0.1 and nothing is persisted.
 //
-//   1. exactly-once cron dispatch: 8 concurrent scheduled() invocations for each of 3 ticks;
+//   1. cron dispatch, one winner per tick: 8 concurrent scheduled() invocations for each of 3 ticks;
 //      each tick must have exactly one winner, the 7 others converging on its value;
 //   2. the winners advance a lease-owned job across the ticks (epoch 1, 2, 3);
 //   3. a cooperative cancel of a job while it runs, then a tick that refuses the cancelled job;
-//   4. the R2 requests every operation cost, against the floor (README: Requests per operation).
+//   4. the R2 requests every operation cost, against the floor (docs/operations.md: Requests per operation).
 //
 // Ends with the line "N passed, M failed" (the checks; what scripts/test.sh counts) and exits 0
 // when every check holds, 1 otherwise. Expects the package to be built and installed
@@ -291,7 +291,7 @@ async function main() {
 
   // ------------------------------------------------------------------ part 1 (+ part 2's job)
   out();
-  out(bold(`1. Exactly-once cron dispatch: ${RACERS} invocations race for each tick`));
+  out(bold(`1. Cron dispatch, one winner per tick: ${RACERS} invocations race for each tick`));
   out(dim(`   each one claims cron/${cron}/<tick>; the winner advances today's job, the others return`));
   const day1 = ["2026-05-01T09:00:00.000Z", "2026-05-01T09:05:00.000Z", "2026-05-01T09:10:00.000Z"];
   for (const [i, tickIso] of day1.entries()) {
@@ -311,7 +311,7 @@ async function main() {
   check(day1Runs.map((j) => j.epoch).join() === "1,2,3", `job rollup-2026-05-01 was owned with epochs 1, 2, 3 (got ${day1Runs.map((j) => j.epoch).join(", ")})`);
   check(job1.body.state?.status === "done" && job1.body.state.step === job1.body.state.total, `the job is done with every step run`);
   const covered = (job1.body.state?.runs ?? []).flatMap((r) => Array.from({ length: r.to - r.from + 1 }, (_, k) => r.from + k));
-  check(covered.join() === Array.from({ length: Number(vars.JOB_STEPS) }, (_, k) => k + 1).join(), `each step ran exactly once, in order, across the epochs (${covered.join(",")})`);
+  check(covered.join() === Array.from({ length: Number(vars.JOB_STEPS) }, (_, k) => k + 1).join(), `the runs' checkpoints cover every step once, in order, across the epochs (${covered.join(",")})`);
   check(job1.body.held === false, "the finished job's lease is released");
 
   // ------------------------------------------------------------------------------- part 3
@@ -385,7 +385,7 @@ async function main() {
   const failed = checks.filter((c) => !c.ok);
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   if (failed.length === 0) {
-    out(green(bold(`All ${checks.length} checks passed`)) + ` in ${secs} s: each of ${day1.length + day2.length} ticks ran exactly once out of ${RACERS} racing invocations.`);
+    out(green(bold(`All ${checks.length} checks passed`)) + ` in ${secs} s: each of ${day1.length + day2.length} ticks had one winner out of ${RACERS} racing invocations.`);
   } else {
     out(red(bold(`${failed.length} of ${checks.length} checks FAILED:`)));
     for (const f of failed) out(`  - ${f.what}`);

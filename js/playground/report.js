@@ -47,7 +47,7 @@ export function checkInvariants(events, final) {
     check("epochs in the write log never decrease", problems, `${log.length} log entries over ${plural(epochs.size, "epoch")}, in order`);
   }
 
-  // 4. Every acknowledged write is in the log exactly once.
+  // 4. Every acknowledged write is stored once in the log: neither lost nor doubled.
   {
     const acked = by("write");
     check("no acknowledged write lost (nor applied twice)", writeProblems(logIds, acked.map(id)), `${acked.length} acknowledged, all in the log once (${log.length} entries)`);

@@ -13,7 +13,7 @@ Subcommands (all print diagnostics to stderr, exit 0 on success):
   probe ENDPOINT BUCKET ACCESS SECRET REGION
                           one ListObjectsV2 with a 2 s timeout; exit 0 iff it answers
   cors ENDPOINT BUCKET ACCESS SECRET REGION
-                          put the bucket CORS rule browser pages need (README, "Browser")
+                          put the bucket CORS rule browser pages need (docs/runtimes.md, "Browsers")
 """
 import random
 import socket

@@ -132,7 +132,7 @@ impl LeaseDoc {
     }
 
     /// Expired means released (no holder), or a deadline at or before now: inclusive, so a lease
-    /// whose deadline is exactly now may be taken (README, "Semantics and decisions").
+    /// whose deadline is exactly now may be taken (docs/semantics.md).
     pub fn is_expired(&self, now: Timestamp) -> bool {
         self.holder.is_none() || self.deadline_at.is_none_or(|d| d <= now)
     }

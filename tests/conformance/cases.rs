@@ -614,7 +614,7 @@ pub async fn doc_max_attempts_is_honoured(cx: Ctx) {
     assert_eq!(calls.get(), 3, "the function runs exactly max_attempts times");
 }
 
-pub async fn doc_lost_response_applied_exactly_once(cx: Ctx) {
+pub async fn doc_lost_response_applied_once(cx: Ctx) {
     let d = cx.db.doc("counter").unwrap();
     d.update_or_insert(json!({"count": 0}), Ok).await.unwrap();
     d.forget(); // the read-then-CAS path

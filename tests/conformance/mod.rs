@@ -4,7 +4,7 @@
 //! SeaweedFS and moto through `fetch` (`tests/wasm.rs`). `cases` holds the cases every store runs,
 //! `s3` the checks only a real S3 server can answer (contention, a wrong secret). Each case gets a
 //! fresh, empty namespace, a manual clock (so expiry is exact) and a `FaultStore` in front of the
-//! store, which counts requests (asserted against the floor in the README's "Requests per
+//! store, which counts requests (asserted against the floor in docs/operations.md's "Requests per
 //! operation") and injects faults (lost responses, competing writes).
 
 #![allow(dead_code)]
@@ -239,7 +239,7 @@ macro_rules! for_each_case {
             doc_delete_is_idempotent,
             doc_create_race_converges,
             doc_max_attempts_is_honoured,
-            doc_lost_response_applied_exactly_once,
+            doc_lost_response_applied_once,
             doc_unprovable_outcome_is_ambiguous_error,
             objects_conditional_puts,
             objects_conditional_get_answers_not_modified,

@@ -1,5 +1,5 @@
 // The error classes have one source, pkg/errors.js: every code the Rust core can report to JS maps
-// onto a class there, and the README names every class.
+// onto a class there, and the READMEs and the API reference name every class.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -20,8 +20,8 @@ test("every code of the Rust core has its JS class", () => {
   for (const code of codes) assert.ok(js.has(code), `${code} has a class in pkg/errors.js`);
 });
 
-test("both READMEs (the repository's and npm's) name every error class", () => {
-  for (const file of ["README.md", "pkg/README.md"]) {
+test("the READMEs (the repository's and npm's) and the API reference name every error class", () => {
+  for (const file of ["README.md", "pkg/README.md", "docs/api.md"]) {
     const readme = readFileSync(new URL(file, root), "utf8");
     for (const C of classes) assert.ok(readme.includes("`" + C.name + "`"), `${C.name} in ${file}`);
   }

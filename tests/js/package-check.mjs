@@ -4,13 +4,15 @@
 // every module a shipped module imports; runs publint (strict) and
 // @arethetypeswrong/cli (esm-only: the package is ESM, with no CommonJS entry) on the npm tarball;
 // checks pkg/'s licenses are the root ones, committed (not copied in at pack time), and that the
-// npm README links only to its own headings. Run after scripts/build-pkg.sh. Prints ok / not ok per
+// npm README is generated from README.md and links only to its own headings and the repository. Run after scripts/build-pkg.sh. Prints ok / not ok per
 // check, then "N passed, M failed".
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, posix, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { npmReadmeFile, repositoryUrl } from "../../scripts/readme-for-npm.mjs";
+import { checklist } from "../../js/support/checklist.mjs";
 
 const ROOT = resolve(fileURLToPath(new URL("../../", import.meta.url)));
 const PKG = join(ROOT, "pkg");
@@ -18,19 +20,7 @@ const BIN = join(ROOT, "node_modules", ".bin");
 const REQUIRED = ["package.json", "README.md", "LICENSE-MIT", "LICENSE-APACHE", "index.d.ts", "errors.d.ts", "wasm.d.ts", "fencepost_bg.wasm", "fencepost.js"];
 const COMMITTED = ["pkg/README.md", "pkg/LICENSE-MIT", "pkg/LICENSE-APACHE"];
 
-let passed = 0;
-let failed = 0;
-function check(name, problems) {
-  const list = [problems].flat().filter(Boolean);
-  if (list.length === 0) {
-    passed++;
-    console.log(`ok - ${name}`);
-  } else {
-    failed++;
-    console.log(`not ok - ${name}`);
-    for (const p of list) console.log(String(p).split("\n").map((l) => `    ${l}`).join("\n"));
-  }
-}
+const { check, summary } = checklist();
 
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { encoding: "utf8", timeout: 120_000, ...opts });
@@ -50,7 +40,9 @@ try {
       COMMITTED.filter((f) => !tracked.includes(f)).map((f) => `${f} is not tracked by git`));
   }
 
-  check("pkg/README.md links only to its own headings", readmeLinkProblems(readFileSync(join(PKG, "README.md"), "utf8")));
+  check("pkg/README.md is README.md made for npm (scripts/readme-for-npm.mjs), not edited by hand",
+    readFileSync(join(PKG, "README.md"), "utf8") === npmReadmeFile() ? null : "pkg/README.md is stale: run node scripts/readme-for-npm.mjs");
+  check("pkg/README.md links only to its own headings and to the repository's web pages", readmeLinkProblems(readFileSync(join(PKG, "README.md"), "utf8")));
 
   // ---------------------------------------------------------------- packing
   const packers = {
@@ -91,8 +83,7 @@ try {
   rmSync(tmp, { recursive: true, force: true });
 }
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+process.exit(summary() ? 1 : 0);
 
 /** pkg/package.json's `bin`, as `name -> file` pairs. */
 function binList() {
@@ -145,7 +136,8 @@ function readmeLinkProblems(md) {
   const problems = [];
   const inline = text.replace(/`[^`\n]*`/g, "");
   for (const [, target] of inline.matchAll(/\]\(([^)\s]+)[^)]*\)/g)) {
-    if (!target.startsWith("#")) problems.push(`link to ${target}: only links to this README's own headings work for every reader`);
+    if (target.startsWith(`${repositoryUrl()}/`)) continue; // absolute: works wherever the README is shown
+    if (!target.startsWith("#")) problems.push(`link to ${target}: only this README's own headings and absolute links work for every reader`);
     else if (!anchors.has(target.slice(1))) problems.push(`link to ${target}: no such heading`);
   }
   for (const [, target] of inline.matchAll(/^\s*\[[^\]]+\]:\s*(\S+)/gm)) {

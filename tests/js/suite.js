@@ -1,6 +1,6 @@
 // The JS-level conformance suite, written once and run in every runtime (Node, Deno, workerd,
-// Chromium) against every store each runtime can reach. It checks the JS API as the README
-// documents it: names, semantics, typed errors, request counts (README: "Requests per operation"),
+// Chromium) against every store each runtime can reach. It checks the JS API as docs/api.md
+// documents it: names, semantics, typed errors, request counts (docs/operations.md: "Requests per operation"),
 // and that bad input is rejected with nothing written.
 //
 // cases(env) → [{name, fn}] where env = {

@@ -129,7 +129,7 @@ fn counter(key: &str, calls: &[&Record], end: &Final, violations: &mut Vec<Strin
 
 /// Epochs unique and increasing in real time; no write accepted under an epoch older than one
 /// acquired before it began (fencing); the log's epochs never decrease; every acknowledged entry
-/// (guarded or cooperative) stored exactly once, none that failed.
+/// (guarded or cooperative) stored once, neither lost nor doubled; none that failed.
 fn leases(key: &str, records: &[Record], end: &Final, violations: &mut Vec<String>) {
     let on_key = || records.iter().filter(move |r| r.key == key);
     let epoch_of = |r: &Record| if let Outcome::Ok(v) = &r.outcome { v.as_u64() } else { None };

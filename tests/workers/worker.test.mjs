@@ -42,7 +42,7 @@ describe("cron dedup: one run per (schedule, scheduled time)", () => {
     expect(ticks.map((t) => t.tick)).toContain("2026-06-01T09:05:00.000Z");
   });
 
-  it("a lost response on the winning claim: the tick still runs exactly once", async () => {
+  it("a lost response on the winning claim: one winner, the tick's work runs once", async () => {
     const events = captureEvents();
     const store = faultStore(env.BUCKET);
     const w = createWorker({ store: () => store });

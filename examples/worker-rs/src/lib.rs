@@ -3,10 +3,11 @@
 //!
 //! Two patterns, both driven by one cron trigger (`wrangler.toml`: `crons = ["*/5 * * * *"]`):
 //!
-//! (a) Exactly-once cron dispatch with `claim`. A cron event can be delivered more than once,
-//!     and several invocations may race for the same tick. Every invocation claims the key
+//! (a) Cron dispatch with `claim`: one winner per tick. A cron event can be delivered more than
+//!     once, and several invocations may race for the same tick. Every invocation claims the key
 //!     `cron/<cron>/<scheduled time>`; exactly one wins and runs the tick's work; every loser
-//!     learns the winner's value and returns.
+//!     learns the winner's value and returns. The tick's work runs at most once: a tick whose
+//!     winner crashed is not run again.
 //!
 //! (b) A job owned through a lease, kept alive, checkpointed, cooperatively cancelled. The tick's
 //!     work is to advance today's job, `jobs/rollup-<YYYY-MM-DD>`, by a few steps, under a lease:
@@ -109,7 +110,7 @@ fn invocation_id() -> String {
     format!("{:08x}", (js_sys::Math::random() * 4_294_967_296.0) as u64)
 }
 
-// -------------------------------------------------------------- (a) exactly-once cron dispatch
+// ------------------------------------------------------ (a) cron dispatch, one winner per tick
 
 thread_local! {
     /// Diagnostics only: how many ticks this isolate is running right now (the racers overlap).

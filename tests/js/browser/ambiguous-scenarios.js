@@ -1,7 +1,7 @@
 // Ambiguous writes, exercised through the real S3 store: the global fetch is wrapped so that one
 // chosen conditional PUT reaches the server (and lands) but its response is thrown away, as a lost
 // response would be. fencepost's contract: the caller then still learns the truth (a claim's winner
-// reports won: true, an update is applied exactly once) or gets a distinct AmbiguousWriteError —
+// reports won: true, an update is applied once) or gets a distinct AmbiguousWriteError —
 // never a guess.
 //
 // Runs in any runtime with a global fetch (Node as the control, Chromium through CORS).

@@ -1,4 +1,5 @@
-// Exactly-once dispatch: many workers see the same event; one claim decides who handles it.
+// Dispatch by one winner: many workers see the same event; one claim decides who handles it (one
+// winner per event, its side effect run at most once: if the winner crashes, nobody runs it again).
 // Losers learn the winner's value, so they can report "handled by X" instead of guessing.
 import { Fencepost, memoryStore } from "fencepost";
 
