@@ -59,7 +59,7 @@ export declare function initWasm(source?: string | URL | Response | BufferSource
 /** A store handle, made by the functions below. */
 export declare class Store {
   protected constructor();
-  readonly kind: "memory" | "s3" | "azure" | "gcs" | "r2" | "counting" | "fault";
+  readonly kind: "memory" | "s3" | "azure" | "gcs" | "r2" | "custom" | "counting" | "fault";
   /** Requests made so far, per operation (only for `countingStore`; others throw `InvalidArgument`). */
   requestCounts(): { get: number; put: number; delete: number; list: number; total: number };
   resetRequestCounts(): void;
@@ -151,8 +151,60 @@ export interface R2BucketLike {
   head(key: string, ...rest: any[]): Promise<unknown>;
 }
 
+/** The options of the stores written in JS (`r2Store`, `customStore`). */
+export interface JsStoreOptions {
+  /** Key prefix: key `k` is stored at `prefix/k`. */
+  prefix?: string;
+  /** Seconds per attempt (default 30): a call with no answer by then is abandoned (its `signal` aborted) and counts as a transport error. */
+  timeout?: number;
+}
+
 /** A store on a Workers R2 binding. */
-export declare function r2Store(bucket: R2BucketLike, options?: { prefix?: string }): Store;
+export declare function r2Store(bucket: R2BucketLike, options?: JsStoreOptions): Store;
+
+/** An object as a custom store's `get` answers it. */
+export interface CustomStoreObject {
+  /** The bytes as written (a string is read as UTF-8). */
+  data: Uint8Array | ArrayBuffer | ArrayBufferView | string;
+  /** The version's etag: any non-empty string that changes with every write of the key. */
+  etag: string;
+  /** The `meta` given to the `put` that wrote this version, unchanged (fencepost's write tokens). */
+  meta: Record<string, string>;
+  lastModified?: Date | number | string;
+}
+
+/** One entry of a custom store's `list` page. */
+export interface CustomStoreEntry {
+  key: string;
+  etag: string;
+  size: number;
+  lastModified?: Date | number | string;
+}
+
+/**
+ * Your own store for `customStore`. Each method may return a Promise; a thrown error (or rejection)
+ * becomes a `StorageError`, retried when it has `retryable: true` (its `code` and `status` kept).
+ * `signal` aborts when fencepost abandons the attempt (its timeout or the caller's cancel).
+ */
+export interface CustomStoreImpl {
+  /** The object at `key`, or null when there is none. */
+  get(key: string, options: { signal?: AbortSignal }): CustomStoreObject | null | Promise<CustomStoreObject | null>;
+  /**
+   * Write `data` at `key` with `meta` (a record of strings, at most 2 KB, to be returned by `get`),
+   * atomically under the condition: `ifNoneMatch: "*"` only if the key is absent, `ifMatch` only if
+   * its etag is that one. `{etag}` of the new version, or null when the condition was refused.
+   */
+  put(key: string, data: Uint8Array, options: { ifMatch?: string; ifNoneMatch?: "*"; meta: Record<string, string>; signal?: AbortSignal }):
+    { etag: string } | null | Promise<{ etag: string } | null>;
+  /** Delete `key` (a missing key is no error); with `ifMatch`, only while its etag is that one: false when it was not. */
+  delete(key: string, options: { ifMatch?: string; signal?: AbortSignal }): boolean | Promise<boolean>;
+  /** Keys under `prefix` in ascending order of their UTF-8 bytes (as S3 lists them), after `startAfter`, a page at a time; `cursor` (when a page has one) asks for the next page. */
+  list(prefix: string, options: { startAfter?: string; cursor?: string; signal?: AbortSignal }):
+    { entries: CustomStoreEntry[]; cursor?: string } | Promise<{ entries: CustomStoreEntry[]; cursor?: string }>;
+}
+
+/** Your own store: any object with `get`, `put`, `delete` and `list` as `CustomStoreImpl` describes. */
+export declare function customStore(impl: CustomStoreImpl, options?: JsStoreOptions): Store;
 
 /** Wrap a store to count requests per operation (each one is a Workers subrequest). */
 export declare function countingStore(store: Store | R2BucketLike): Store;

@@ -6,7 +6,7 @@
 //   stores.js, objects.js, claim.js, doc.js, lease.js · db.js · index.js, testing.js · the entries
 //   (node.js, deno.js, workerd.js, browser.js, testing/*.js) · the command line (cli.js, cli/*.js)
 export { Fencepost, objects } from "./db.js";
-export { Store, memoryStore, s3Store, azureStore, gcsStore, r2Store, countingStore, checkStore } from "./stores.js";
+export { Store, memoryStore, s3Store, azureStore, gcsStore, r2Store, customStore, countingStore, checkStore } from "./stores.js";
 export { Lease } from "./lease.js";
 export { Doc } from "./doc.js";
 export { Counter } from "./counter.js";

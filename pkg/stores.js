@@ -6,8 +6,9 @@
 import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, options } from "./options.js";
 import { RECIPE, holdsState, isReady, nextId, run, runSync } from "./binding.js";
+import { customHost, r2Host } from "./host-stores.js";
 
-/** @typedef {"memory" | "s3" | "azure" | "gcs" | "r2" | "counting" | "fault"} Kind */
+/** @typedef {"memory" | "s3" | "azure" | "gcs" | "r2" | "custom" | "counting" | "fault"} Kind */
 
 /** A store handle: pass it to `new Fencepost(store)`. Made by the store functions below. */
 export class Store {
@@ -16,7 +17,7 @@ export class Store {
 
   /** @internal @param {Kind} kind @param {Record<string, unknown>} recipe @param {object} [shown] what inspection shows */
   constructor(kind, recipe, shown) {
-    if (recipe === undefined) throw new InvalidArgument("a Store is made by memoryStore(), s3Store(), azureStore(), gcsStore(), r2Store() or countingStore()");
+    if (recipe === undefined) throw new InvalidArgument("a Store is made by memoryStore(), s3Store(), azureStore(), gcsStore(), r2Store(), customStore() or countingStore()");
     this.kind = kind;
     if (shown) Object.assign(this, shown);
     const id = nextId();
@@ -162,10 +163,24 @@ function pemBytes(pem) {
   return bytes;
 }
 
+const JS_STORE_OPTIONS = /** @type {const} */ ({ prefix: "string", timeout: "number" });
+
 /** A store on a Workers R2 binding (`env.BUCKET`), with an optional key prefix. @param {any} bucket @param {any} [settings] */
 export function r2Store(bucket, settings) {
-  const { prefix } = options(settings, { prefix: "string" }, "r2Store options");
-  return new Store("r2", { bucket, prefix: prefix ?? undefined }, shown({ prefix }));
+  const { prefix, timeout } = options(settings, JS_STORE_OPTIONS, "r2Store options");
+  return new Store("r2", { host: r2Host(bucket), prefix: prefix ?? undefined, timeout }, shown({ prefix }));
+}
+
+/**
+ * Your own store: an object with `get`, `put`, `delete` and `list` (see the `CustomStoreImpl`
+ * type) honouring create-only (`ifNoneMatch: "*"`) and compare-and-swap (`ifMatch`) atomically,
+ * and keeping `meta`. Every request gets the core's retries, read-backs, counting and events, and
+ * a `signal` aborted when the attempt is abandoned (after `timeout` seconds, default 30, or a cancel).
+ * @param {any} impl @param {any} [settings]
+ */
+export function customStore(impl, settings) {
+  const { prefix, timeout } = options(settings, JS_STORE_OPTIONS, "customStore options");
+  return new Store("custom", { host: customHost(impl), prefix: prefix ?? undefined, timeout }, shown({ prefix }));
 }
 
 /** Wrap a store to count requests per operation: every request costs a Workers subrequest. */

@@ -14,8 +14,8 @@ use crate::tables::find;
 use fencepost::SystemClock;
 use fencepost::store::azure::{AzureConfig, AzureStore};
 use fencepost::store::gcs::{AccessToken, GcsConfig, GcsStore, Rs256Signer, ServiceAccount, TokenSource};
-use fencepost::store::r2::R2Store;
-use fencepost::store::s3::{Addressing, FetchTransport, S3Config, S3Store};
+use fencepost::store::js::JsStore;
+use fencepost::store::s3::{Addressing, DEFAULT_TIMEOUT, FetchTransport, S3Config, S3Store};
 use fencepost::store::{
     CountingStore, FailureKind, MemoryStore, ObjectStore, Op, PrefixStore, RequestCounts, StoreError,
 };
@@ -329,8 +329,13 @@ pub fn store(recipe: &JsValue) -> Result<Store> {
         Some("s3") => s3_store(&r.field("settings")),
         Some("azure") => azure_store(&r.field("settings")),
         Some("gcs") => gcs_store(&r.field("settings")),
-        Some("r2") => {
-            prefixed(Shared::new(R2Store::from_js(r.field("bucket"))?), &r.text("prefix").unwrap_or_default())
+        // Stores written in JS (`customStore`, and the R2 binding through the same door): the JS
+        // layer hands over their calls in fixed shapes (pkg/host-stores.js).
+        Some(kind @ ("custom" | "r2")) => {
+            let name = if kind == "r2" { "R2" } else { "custom store" };
+            let timeout = r.number("timeout").unwrap_or(DEFAULT_TIMEOUT);
+            let js = JsStore::from_js(r.field("host"), name, Shared::new(SystemClock), timeout)?;
+            prefixed(Shared::new(js), &r.text("prefix").unwrap_or_default())
         }
         _ => Err(Error::invalid("not a store handle")),
     }

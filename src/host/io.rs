@@ -25,3 +25,34 @@ pub(crate) async fn in_flight<T>(request: impl std::future::Future<Output = T>) 
     let _counted = Counted;
     request.await
 }
+
+/// An `AbortController` whose signal goes with one request, aborted when the request is dropped
+/// before it finished (a timeout or a cancel abandoned it: dropping the wait alone would leave the
+/// connection, or a store's own work, busy). `disarm` once the request has settled.
+#[cfg(target_arch = "wasm32")]
+pub(crate) struct AbortOnDrop(Option<crate::host::sys::AbortController>);
+
+#[cfg(target_arch = "wasm32")]
+impl AbortOnDrop {
+    /// A host without `AbortController` gets requests without a signal.
+    pub(crate) fn new() -> Self {
+        AbortOnDrop(crate::host::sys::AbortController::new().ok())
+    }
+
+    pub(crate) fn signal(&self) -> Option<crate::host::sys::AbortSignal> {
+        self.0.as_ref().map(crate::host::sys::AbortController::signal)
+    }
+
+    pub(crate) fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(controller) = &self.0 {
+            controller.abort();
+        }
+    }
+}

@@ -102,6 +102,90 @@ extern "C" {
     pub(crate) fn response_header_text(response: &Response) -> Result<String, JsValue>;
 }
 
+// ------------------------------------------------------------------- a store written in JS
+
+#[wasm_bindgen]
+extern "C" {
+    /// A store written in JS as the JS layer hands it over (`pkg/custom-store.js`): four calls that
+    /// each return a Promise, with fixed shapes; see `crate::store::js`.
+    #[wasm_bindgen(extends = Object)]
+    pub(crate) type HostStore;
+    /// `null`, `{notModified: true}` (only when `ifNoneMatch` is given) or `{data, etag, meta, modified?}`.
+    #[wasm_bindgen(method, catch)]
+    pub(crate) fn get(
+        this: &HostStore,
+        key: &str,
+        if_none_match: Option<&str>,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue>;
+    /// `condition`: absent, `"*"` (create only) or an etag. `null` (refused) or the new etag.
+    #[wasm_bindgen(method, catch)]
+    pub(crate) fn put(
+        this: &HostStore,
+        key: &str,
+        data: &Uint8Array,
+        condition: Option<&str>,
+        meta: &Object,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue>;
+    /// Whether it deleted (with `if_match`: `false` when the etag is not the stored one).
+    #[wasm_bindgen(method, catch)]
+    pub(crate) fn delete(
+        this: &HostStore,
+        key: &str,
+        if_match: Option<&str>,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue>;
+    /// `{entries: [{key, etag, size, modified?}], cursor?}`.
+    #[wasm_bindgen(method, catch)]
+    pub(crate) fn list(
+        this: &HostStore,
+        prefix: &str,
+        start_after: Option<&str>,
+        cursor: Option<&str>,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue>;
+    /// Whether a read naming the current etag is answered "not modified" by the store itself.
+    #[wasm_bindgen(method, getter, js_name = conditionalGet)]
+    pub(crate) fn conditional_get(this: &HostStore) -> JsValue;
+    /// Whether `delete` honours `if_match`.
+    #[wasm_bindgen(method, getter, js_name = conditionalDelete)]
+    pub(crate) fn conditional_delete(this: &HostStore) -> JsValue;
+
+    /// What the calls answer: an object, a listed entry or a page (each getter may be undefined).
+    pub(crate) type HostAnswer;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn etag(this: &HostAnswer) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn data(this: &HostAnswer) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn meta(this: &HostAnswer) -> JsValue;
+    /// Milliseconds since the epoch.
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn modified(this: &HostAnswer) -> JsValue;
+    #[wasm_bindgen(method, getter, js_name = notModified)]
+    pub(crate) fn not_modified(this: &HostAnswer) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn entries(this: &HostAnswer) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn cursor(this: &HostAnswer) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn key(this: &HostAnswer) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn size(this: &HostAnswer) -> JsValue;
+
+    /// What the JS layer throws for a failed call: `{message, retryable, code?, status?}`.
+    pub(crate) type HostFailure;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn message(this: &HostFailure) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn retryable(this: &HostFailure) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn code(this: &HostFailure) -> JsValue;
+    #[wasm_bindgen(method, getter)]
+    pub(crate) fn status(this: &HostFailure) -> JsValue;
+}
+
 // ----------------------------------------------------------------------------- R2 binding
 
 #[wasm_bindgen]

@@ -15,6 +15,8 @@ mod prefix;
 pub mod s3;
 
 #[cfg(target_arch = "wasm32")]
+pub mod js;
+#[cfg(target_arch = "wasm32")]
 pub mod r2;
 
 use std::future::Future;

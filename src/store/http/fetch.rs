@@ -7,25 +7,8 @@ use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::{HttpRequest, HttpResponse, HttpTransport, TransportError};
-use crate::host::sys::{self, AbortController, Response};
-
-/// Aborts the `fetch` when the send is dropped before it finished: the store's timeout or a
-/// cancel abandoned it, and dropping the wait alone would leave the connection busy.
-struct AbortOnDrop(Option<AbortController>);
-
-impl AbortOnDrop {
-    fn disarm(mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        if let Some(controller) = &self.0 {
-            controller.abort();
-        }
-    }
-}
+use crate::host::io::AbortOnDrop;
+use crate::host::sys::{self, Response};
 
 /// [`HttpTransport`] over the global `fetch`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,12 +25,11 @@ impl FetchTransport {
 impl HttpTransport for FetchTransport {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
         let header_text = header_text(&request.headers)?;
-        let controller = AbortController::new().ok();
+        let guard = AbortOnDrop::new();
         // fetch rejects any body on GET/HEAD, even an empty one. `from` copies out of wasm memory,
         // so the bytes stay valid whatever wasm does next.
         let body = (!matches!(request.method, "GET" | "HEAD")).then(|| Uint8Array::from(request.body.as_slice()));
-        let signal = controller.as_ref().map(AbortController::signal);
-        let guard = AbortOnDrop(controller);
+        let signal = guard.signal();
         let promise = sys::fetch_with_header_text(&request.url, request.method, &header_text, body, signal)
             .map_err(|e| describe("fetch threw", &e))?;
         let response = crate::host::promise::settled(&promise).await.map_err(|e| rejected(&e))?;
