@@ -1,23 +1,32 @@
 #!/usr/bin/env node
 // `fencepost`, the package's command line: see what a bucket holds (ls, show), break a stuck lease,
 // prune old objects, check the store (`fencepost --help`). One file for Node (≥ 20) and Deno 2:
-// only `process`, `node:util`, `node:readline` and `node:fs`, which Deno's Node compatibility has.
-// The store is `s3Store`, `azureStore` or `gcsStore` (--store) from flags, else the environment.
-// Exit status: 0 ok; 1 not found, check failed, not confirmed, or the store failed; 2 usage. Every
-// error is one line on stderr.
+// only `process`, `node:util`, `node:readline`, `node:fs`, `node:os` and `node:path`, which Deno's
+// Node compatibility has. The store is `s3Store`, `azureStore` or `gcsStore` (--store) from flags,
+// else the environment; its secrets from the environment, standard input (--…-stdin) or, for S3,
+// the AWS credentials file, never from a flag's value. Exit status: 0 ok; 1 not found, a required
+// check failed, not confirmed; 2 usage; 3 the store or the network failed. Every error is one line
+// on stderr.
 
 import process from "node:process";
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Fencepost, s3Store, azureStore, gcsStore, checkStore } from "./node.js";
-import { UsageError, commandHelp, mainHelp, parse, parseDuration } from "./cli/usage.js";
-import { brokeLine, checkLine, fingerprint, jsonLine, listLine, record, showLines, standing } from "./cli/format.js";
+import { SECRETS, UsageError, commandHelp, mainHelp, parse, parseDuration, shortHelp } from "./cli/usage.js";
+import { brokeLine, checkLine, entryLine, fingerprint, jsonLine, listLine, record, showLines, standing } from "./cli/format.js";
 
 /** @typedef {Record<string, string | boolean | undefined>} Flags */
 /** @typedef {{endpoint: string, bucket: string}} Where what error messages may name (never a credential) */
 
 /** Exit 1 with one line: not found, not confirmed, a failed check. */
 class Refusal extends Error {}
+
+/** The exit statuses (`fencepost --help`). */
+const NOT_DONE = 1;
+const USAGE = 2;
+const STORE_FAILED = 3;
 
 const out = (/** @type {string} */ line) => process.stdout.write(`${line}\n`);
 const err = (/** @type {string} */ line) => process.stderr.write(`${line}\n`);
@@ -38,31 +47,63 @@ const STORES = {
     ["accessToken", ["CLOUDSDK_AUTH_ACCESS_TOKEN"]], ["endpoint", ["STORAGE_EMULATOR_HOST"]]],
 };
 
-/** The store to operate on: its kind, its options (each flag, else its environment variable), and
- * what error messages may name. Missing settings are a usage error. */
-function storeSettings(/** @type {Flags} */ flags, /** @type {string} */ command) {
+/** An option's flag: `secretAccessKey` → `secret-access-key`. */
+const flagOf = (/** @type {string} */ option) => option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** The flags that set `option`: its own, and `--<name>-stdin` for a secret. */
+const flagsOf = (/** @type {string} */ option) => {
+  const flag = flagOf(option);
+  return Object.hasOwn(SECRETS, flag) ? [`${flag}-stdin`] : [flag];
+};
+
+/**
+ * The store to operate on: its kind, its options (each flag, else its environment variable; a
+ * secret from standard input, else the environment, else for S3 the credentials file), and what
+ * error messages may name. Missing settings are a usage error.
+ * @param {Flags} flags @param {string} command
+ */
+async function storeSettings(flags, command) {
   const env = process.env;
   const kind = typeof flags.store === "string" ? flags.store : env.FENCEPOST_STORE || "s3";
   if (!Object.hasOwn(STORES, kind)) throw new UsageError(`--store must be s3, azure or gcs, not "${kind}"`, command);
-  const own = new Set(STORES[kind].map(([option]) => option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)));
-  const foreign = Object.values(STORES).flat().map(([o]) => o.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))
+  const own = new Set(STORES[kind].flatMap(([option]) => flagsOf(option)));
+  const foreign = Object.values(STORES).flat().flatMap(([option]) => flagsOf(option))
     .find((flag) => flags[flag] !== undefined && !own.has(flag));
   if (foreign) throw new UsageError(`--${foreign} is not a setting of the ${kind} store (--store s3, azure or gcs)`, command);
+  const piped = await pipedSecret(flags, command);
   /** @type {Record<string, string>} */
   const options = {};
-  const missing = [];
-  for (const [option, names, required] of STORES[kind]) {
-    const flag = option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-    const given = flags[flag];
-    const value = typeof given === "string" ? given : names.map((n) => env[n]).find((v) => v);
+  for (const [option, names] of STORES[kind]) {
+    const given = flags[flagOf(option)];
+    const value = piped[flagOf(option)] ?? (typeof given === "string" ? given : names.map((n) => env[n]).find((v) => v));
     if (value) options[option] = value;
-    else if (required) missing.push(`no ${required} (--${flag} or ${names.join(" or ")})`);
   }
+  /** @type {Record<string, string>} where a setting not found was looked for, beyond its flag and variables */
+  const also = {};
+  if (kind === "s3" && !options.secretAccessKey) {
+    // The environment's keys are a set, as AWS's own tools take them: without a secret there, the
+    // key id, secret and token all come from the credentials file's profile (a flag still wins).
+    const { file, profile, keys } = credentialsFile(command);
+    const inFile = (/** @type {string} */ name) => `${name} in [${profile}] of ${file}`;
+    if (keys.aws_secret_access_key) {
+      options.secretAccessKey = keys.aws_secret_access_key;
+      const id = typeof flags["access-key-id"] === "string" ? flags["access-key-id"] : keys.aws_access_key_id;
+      const token = piped["session-token"] ?? keys.aws_session_token;
+      for (const [option, value] of [["accessKeyId", id], ["sessionToken", token]]) {
+        if (value) options[option] = value;
+        else delete options[option];
+      }
+      also.accessKeyId = inFile("aws_access_key_id");
+    }
+    also.secretAccessKey = inFile("aws_secret_access_key");
+  }
+  const missing = STORES[kind].filter(([option, , required]) => required && !options[option])
+    .map(([option, names, required]) => `no ${required} (${[...flagsOf(option).map((f) => `--${f}`), ...names, also[option]].filter(Boolean).join(" or ")})`);
   if (kind === "azure" && !options.accountKey && !options.sasToken) {
-    missing.push("no account key or SAS token (--account-key or AZURE_STORAGE_KEY, --sas-token or AZURE_STORAGE_SAS_TOKEN)");
+    missing.push("no account key or SAS token (--account-key-stdin or AZURE_STORAGE_KEY, --sas-token-stdin or AZURE_STORAGE_SAS_TOKEN)");
   }
   if (missing.length) throw new UsageError(`missing configuration: ${missing.join(", ")}`, command);
-  const prefix = typeof flags.prefix === "string" ? flags.prefix : env.FENCEPOST_PREFIX;
+  const prefix = [flags["store-prefix"], flags.prefix, env.FENCEPOST_PREFIX].find((p) => typeof p === "string");
   if (prefix) options.prefix = prefix;
   if (kind === "gcs") {
     // STORAGE_EMULATOR_HOST may be a bare host:port, as Google's client libraries take it.
@@ -73,6 +114,63 @@ function storeSettings(/** @type {Flags} */ flags, /** @type {string} */ command
     ? { endpoint: options.endpoint ?? `https://${options.account}.blob.core.windows.net`, bucket: options.container }
     : { endpoint: options.endpoint ?? "https://storage.googleapis.com", bucket: options.bucket };
   return { kind, options, where };
+}
+
+/**
+ * The secret of the one `--<name>-stdin` flag given, as `{<name>: secret}` ({} without one):
+ * standard input to its end, one trailing newline dropped. Empty is a usage error, as is a second
+ * such flag (standard input holds one secret).
+ * @param {Flags} flags @param {string} command @returns {Promise<Record<string, string>>}
+ */
+async function pipedSecret(flags, command) {
+  const given = Object.keys(SECRETS).filter((name) => flags[`${name}-stdin`] === true);
+  if (given.length === 0) return {};
+  if (given.length > 1) {
+    throw new UsageError(`standard input holds one secret: --${given.join("-stdin and --")}-stdin cannot both read it`, command);
+  }
+  const [name] = given;
+  if (process.stdin.isTTY) throw new UsageError(`--${name}-stdin reads a pipe, not a terminal (it would echo the secret): pipe the secret to it`, command);
+  const utf8 = new TextDecoder();
+  let text = "";
+  for await (const chunk of process.stdin) text += typeof chunk === "string" ? chunk : utf8.decode(chunk, { stream: true });
+  const secret = (text + utf8.decode()).replace(/\r?\n$/, "");
+  if (!secret) throw new UsageError(`--${name}-stdin: nothing on standard input (pipe the secret to it)`, command);
+  return { [name]: secret };
+}
+
+/**
+ * The AWS shared credentials file's profile (AWS_SHARED_CREDENTIALS_FILE, default
+ * ~/.aws/credentials; AWS_PROFILE, default "default"): its `key = value` lines, keys lower-cased.
+ * The few lines of INI it takes: `[name]` starts a profile, `#` and `;` start a comment line,
+ * blank lines are skipped. A missing file or default profile gives no keys (the caller names what
+ * is missing); a profile named by AWS_PROFILE that is not there, or a file that cannot be read, is
+ * a usage error.
+ * @param {string} command @returns {{file: string, profile: string, keys: Record<string, string>}}
+ */
+function credentialsFile(command) {
+  const file = process.env.AWS_SHARED_CREDENTIALS_FILE || join(homedir(), ".aws", "credentials");
+  const profile = process.env.AWS_PROFILE || "default";
+  /** @type {Record<string, string>} */
+  const keys = {};
+  let text = "";
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    if (/** @type {any} */ (e).code !== "ENOENT") throw new UsageError(`cannot read the credentials file ${file}: ${/** @type {any} */ (e).code ?? e}`, command);
+  }
+  let section = null;
+  let found = false;
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    const head = /^\[\s*([^\]]*?)\s*\]$/.exec(line);
+    const pair = /^([^=#;]+?)\s*=\s*(.*)$/.exec(line);
+    if (head) {
+      section = head[1];
+      found ||= section === profile;
+    } else if (pair && section === profile) keys[pair[1].toLowerCase()] = pair[2];
+  }
+  if (!found && process.env.AWS_PROFILE) throw new UsageError(`no profile [${profile}] (AWS_PROFILE) in the credentials file ${file}`, command);
+  return { file, profile, keys };
 }
 
 /** A service account key file's text (a usage error when it cannot be read). */
@@ -92,18 +190,45 @@ function openStore(/** @type {{kind: string, options: Record<string, string>}} *
 
 // ------------------------------------------------------------------------------- commands
 
-/** `ls [prefix]`: every key under the prefix, page by page, each inspected once. */
+/**
+ * The fewest bytes a held lease document can have, so `ls --held` reads no object smaller. A lease
+ * document (src/lease/document.rs) is a JSON object with `epoch` (an integer), `holder` (a string:
+ * null is released) and `deadline_at` (an RFC 3339 timestamp, at least "YYYY-MM-DDTHH:MM:SS" as
+ * the core parses it); `state` and other fields are optional. fencepost writes it as canonical JSON
+ * with sorted keys and a longer timestamp and holder; another writer may order or space it
+ * differently, which only adds bytes. The least the parser takes as a held lease is
+ * `{"epoch":0,"holder":"","deadline_at":"2026-01-01T00:00:00"}`: 59 bytes.
+ */
+const HELD_LEASE_MIN_BYTES = 59;
+
+/**
+ * `ls [prefix]`: every key under the prefix, page by page. From the listing alone unless --long
+ * (each key read) or --held (only what could be a held lease read, only held leases printed);
+ * --limit stops after that many lines, and the listing with them.
+ */
 async function ls(/** @type {Fencepost} */ db, /** @type {string[]} */ args, /** @type {Flags} */ flags) {
   const showHolders = flags["show-holders"] === true;
+  const held = flags.held === true;
+  const long = held || flags.long === true;
+  const limit = flags.limit === undefined ? Infinity : Number(flags.limit);
+  const listing = db.objects.entries(args[0] ?? "");
+  // Without --held each listed key is a line: the listing stops at the page that holds the last.
+  const listed = held ? listing : first(listing, limit);
+  /** @type {AsyncIterable<Entry | import("./cli/format.js").Seen | null>} */
+  const rows = !long ? listed
+    : inspectAll(db, held ? only(listed, (e) => e.size === undefined || e.size >= HELD_LEASE_MIN_BYTES) : listed);
   const progress = progressLine();
-  let count = 0;
+  let scanned = 0;
+  let printed = 0;
   try {
-    for await (const seen of inspectAll(db, args[0] ?? "")) {
-      if (seen === null) continue; // deleted between the listing and the read
-      count++;
+    for await (const row of rows) {
+      progress.update(++scanned);
+      if (row === null) continue; // deleted between the listing and the read
+      if (held && !("kind" in row && row.lease && !row.lease.expired)) continue;
       progress.beforeOutput();
-      out(flags.json ? jsonLine(record(seen, showHolders)) : listLine(seen, Date.now(), showHolders));
-      progress.update(count);
+      out(!("kind" in row) ? (flags.json ? jsonLine(entryRecord(row)) : entryLine(row, Date.now()))
+        : flags.json ? jsonLine(record(row, showHolders)) : listLine(row, Date.now(), showHolders));
+      if (++printed >= limit) break;
     }
   } finally {
     progress.clear();
@@ -111,12 +236,31 @@ async function ls(/** @type {Fencepost} */ db, /** @type {string[]} */ args, /**
   return 0;
 }
 
+/** @typedef {{key: string, etag: string | undefined, size: number | undefined, lastModified: Date | null}} Entry what the listing gives */
+
+/** A listed object as a JSON record: the listing's fields, each present (null when the store gave none). */
+const entryRecord = (/** @type {Entry} */ e) => ({ key: e.key, etag: e.etag ?? null, size: e.size ?? null, lastModified: e.lastModified });
+
+/** The first `n` of `source`, which is closed after them (no further page is listed). */
+async function* first(/** @type {AsyncIterable<Entry>} */ source, /** @type {number} */ n) {
+  let taken = 0;
+  for await (const item of source) {
+    yield item;
+    if (++taken >= n) return;
+  }
+}
+
+/** What of `source` passes `keep`. */
+async function* only(/** @type {AsyncIterable<Entry>} */ source, /** @type {(e: Entry) => boolean} */ keep) {
+  for await (const item of source) if (keep(item)) yield item;
+}
+
 /**
- * `inspect` of every key under `prefix`, in key order: the listing page by page (`objects.entries`),
- * at most WINDOW reads in flight, so a prefix of 100,000 keys is never one array.
- * @param {Fencepost} db @param {string} prefix
+ * `inspect` of every listed key, in key order, at most WINDOW reads in flight, so a prefix of
+ * 100,000 keys is never one array.
+ * @param {Fencepost} db @param {AsyncIterable<Entry>} entries
  */
-async function* inspectAll(db, prefix) {
+async function* inspectAll(db, entries) {
   const WINDOW = 8;
   /** @type {Promise<{seen: any} | {error: unknown}>[]} */
   const reads = [];
@@ -125,7 +269,7 @@ async function* inspectAll(db, prefix) {
     if ("error" in r) throw r.error;
     return r.seen;
   };
-  for await (const { key } of db.objects.entries(prefix)) {
+  for await (const { key } of entries) {
     reads.push(db.inspect(key).then((seen) => ({ seen }), (error) => ({ error })));
     if (reads.length >= WINDOW) yield await settle();
   }
@@ -237,7 +381,7 @@ async function check(/** @type {Fencepost} */ db, /** @type {string[]} */ _args,
     for (const c of report.checks) out(checkLine(c));
     out(report.ok ? "ok: the store honours what fencepost needs" : "FAILED: the store does not honour what fencepost needs");
   }
-  return report.ok ? 0 : 1;
+  return report.ok ? 0 : NOT_DONE;
 }
 
 /** @type {Record<string, (db: Fencepost, args: string[], flags: Flags) => Promise<number>>} */
@@ -252,41 +396,47 @@ const RUN = { ls, show, break: breakCommand, prune, check };
  */
 function describe(e, where) {
   if (e instanceof UsageError) {
-    return [`${e.message} (see fencepost ${e.command ? `${e.command} ` : ""}--help)`, 2];
+    return [`${e.message} (see fencepost ${e.command ? `${e.command} ` : ""}--help)`, USAGE];
   }
-  if (e instanceof Refusal) return [e.message, 1];
+  if (e instanceof Refusal) return [e.message, NOT_DONE];
   const message = oneLine(e?.message ?? String(e));
   switch (e?.code) {
     case "INVALID_ARGUMENT":
-      return [message, 2];
+      return [message, USAGE];
+    case "TIMEOUT":
+      return [message, STORE_FAILED];
     case "STORAGE_ERROR":
-    case "AMBIGUOUS_WRITE": {
-      const s3 = e.s3Code ? `${e.s3Code}, HTTP ${e.status}` : e.status ? `HTTP ${e.status}` : "";
-      if (CREDENTIALS.has(e.s3Code)) {
-        return [`the store refused the credentials (${s3}): check the access key id and secret ` +
-          "(--access-key-id/--secret-access-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY" +
-          `${/Token/.test(e.s3Code) ? ", and AWS_SESSION_TOKEN" : ""})`, 1];
-      }
-      if (AZURE_CREDENTIALS.has(e.s3Code)) {
-        return [`the store refused the credentials (${s3}): check the account and its key or SAS token ` +
-          "(--account/--account-key/--sas-token or AZURE_STORAGE_ACCOUNT/AZURE_STORAGE_KEY/AZURE_STORAGE_SAS_TOKEN)", 1];
-      }
-      if (GCS_CREDENTIALS.has(e.s3Code)) {
-        return [`the store refused the credentials (${s3}): check the service account key or access token ` +
-          "(--credentials/--access-token or GOOGLE_APPLICATION_CREDENTIALS/CLOUDSDK_AUTH_ACCESS_TOKEN)", 1];
-      }
-      if (e.s3Code === "AccessDenied") return [`access denied (${s3}): the credentials may not do this in bucket "${where?.bucket}"`, 1];
-      if (e.s3Code === "NoSuchBucket") return [`no bucket "${where?.bucket}" at ${where?.endpoint} (${s3})`, 1];
-      if (e.s3Code === "ContainerNotFound") return [`no container "${where?.bucket}" at ${where?.endpoint} (${s3})`, 1];
-      if (e.status === undefined && e.code === "STORAGE_ERROR") {
-        const cause = /\(cause: (?:\w*Error: )?(.*)\)$/.exec(message)?.[1];
-        return [`cannot reach the store at ${where?.endpoint}: ${cause ?? message.replace(/^storage error:\s*/, "")}`, 1];
-      }
-      return [`the store failed${s3 ? ` (${s3})` : ""}: ${message}`, 1];
-    }
+    case "AMBIGUOUS_WRITE":
+      return [storeFailure(e, message, where), STORE_FAILED];
     default:
-      return [e?.code ? message : `unexpected error: ${message}`, 1];
+      return [e?.code ? message : `unexpected error: ${message}`, NOT_DONE];
   }
+}
+
+/** A store's failure for an operator: refused credentials (and where they came from), a missing bucket, an unreachable endpoint. */
+function storeFailure(/** @type {any} */ e, /** @type {string} */ message, /** @type {Where | null} */ where) {
+  const s3 = e.s3Code ? `${e.s3Code}, HTTP ${e.status}` : e.status ? `HTTP ${e.status}` : "";
+  if (CREDENTIALS.has(e.s3Code)) {
+    return `the store refused the credentials (${s3}): check the access key id and secret ` +
+      "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, --access-key-id/--secret-access-key-stdin, or the credentials file's profile" +
+      `${/Token/.test(e.s3Code) ? "; and the session token" : ""})`;
+  }
+  if (AZURE_CREDENTIALS.has(e.s3Code)) {
+    return `the store refused the credentials (${s3}): check the account and its key or SAS token ` +
+      "(AZURE_STORAGE_ACCOUNT/AZURE_STORAGE_KEY/AZURE_STORAGE_SAS_TOKEN or --account/--account-key-stdin/--sas-token-stdin)";
+  }
+  if (GCS_CREDENTIALS.has(e.s3Code)) {
+    return `the store refused the credentials (${s3}): check the service account key or access token ` +
+      "(GOOGLE_APPLICATION_CREDENTIALS/CLOUDSDK_AUTH_ACCESS_TOKEN or --credentials/--access-token-stdin)";
+  }
+  if (e.s3Code === "AccessDenied") return `access denied (${s3}): the credentials may not do this in bucket "${where?.bucket}"`;
+  if (e.s3Code === "NoSuchBucket") return `no bucket "${where?.bucket}" at ${where?.endpoint} (${s3})`;
+  if (e.s3Code === "ContainerNotFound") return `no container "${where?.bucket}" at ${where?.endpoint} (${s3})`;
+  if (e.status === undefined && e.code === "STORAGE_ERROR") {
+    const cause = /\(cause: (?:\w*Error: )?(.*)\)$/.exec(message)?.[1];
+    return `cannot reach the store at ${where?.endpoint}: ${cause ?? message.replace(/^storage error:\s*/, "")}`;
+  }
+  return `the store failed${s3 ? ` (${s3})` : ""}: ${message}`;
 }
 
 /** The store's codes for credentials it does not accept. */
@@ -313,16 +463,17 @@ async function main(/** @type {string[]} */ argv) {
       return 0;
     }
     if ("help" in parsed) {
-      out(parsed.command ? commandHelp(parsed.command) : mainHelp());
+      out(parsed.command ? commandHelp(parsed.command) : parsed.help === "short" ? shortHelp() : mainHelp());
       return 0;
     }
     const { command, args, flags } = parsed;
+    if (flags.prefix !== undefined) err("fencepost: --prefix is deprecated; use --store-prefix");
     if (command === "prune") parseDuration(String(flags["older-than"]), "--older-than", command); // before any request
-    const settings = storeSettings(flags, command);
-    where = settings.kind === "s3" ? { endpoint: settings.options.endpoint, bucket: settings.options.bucket } : settings.where;
     // An operator waits at a terminal: shorter attempts and fewer of them than a service's defaults.
     const timeout = flags.timeout === undefined ? 10 : parseDuration(String(flags.timeout), "--timeout", command);
     if (timeout <= 0) throw new UsageError("--timeout must be more than 0 seconds", command);
+    const settings = await storeSettings(flags, command);
+    where = settings.kind === "s3" ? { endpoint: settings.options.endpoint, bucket: settings.options.bucket } : settings.where;
     const db = new Fencepost(openStore(settings, timeout), { retry: { maxAttempts: 3 } });
     return await RUN[command](db, args, flags);
   } catch (e) {

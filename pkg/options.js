@@ -86,8 +86,8 @@ function unknown(name, shape, what) {
   return new InvalidArgument(`unknown option "${name}" in ${what}${hint}`);
 }
 
-/** The valid name closest to `name` by edit distance, if close enough to be a typo. */
-function nearest(/** @type {string} */ name, /** @type {string[]} */ valid) {
+/** The valid name closest to `name` by edit distance, if close enough to be a typo ("" otherwise); the CLI's "did you mean" too. */
+export function nearest(/** @type {string} */ name, /** @type {string[]} */ valid) {
   let best = "", bestDistance = Infinity;
   for (const v of valid) {
     const d = distance(name.toLowerCase(), v.toLowerCase());

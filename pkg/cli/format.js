@@ -85,13 +85,21 @@ export function role(seen) {
 }
 
 /**
- * One `ls` line: kind, age, size, key; for a lease its epoch, holder and standing, and what it is
- * used for when its shape says (a `once` record, a semaphore slot).
+ * One plain `ls` line, from the listing alone: age, size, key.
+ * @param {{key: string, size: number | undefined, lastModified: Date | null}} entry @param {number} now
+ */
+export function entryLine(entry, now) {
+  const age = entry.lastModified ? span((now - entry.lastModified.getTime()) / 1000) : "?";
+  return `${age.padStart(6)}  ${bytes(entry.size).padStart(9)}  ${entry.key}`;
+}
+
+/**
+ * One `ls --long` line: kind, then the plain line (age, size, key); for a lease its epoch, holder
+ * and standing, and what it is used for when its shape says (a `once` record, a semaphore slot).
  * @param {Seen} seen @param {number} now @param {boolean} showHolders
  */
 export function listLine(seen, now, showHolders) {
-  const age = seen.lastModified ? span((now - seen.lastModified.getTime()) / 1000) : "?";
-  let line = `${seen.kind.padEnd(5)}  ${age.padStart(6)}  ${bytes(seen.size).padStart(9)}  ${seen.key}`;
+  let line = `${seen.kind.padEnd(5)}  ${entryLine(seen, now)}`;
   if (seen.lease) {
     const { epoch, holder } = seen.lease;
     line += `  epoch ${epoch}`;

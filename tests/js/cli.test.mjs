@@ -3,13 +3,16 @@
 // key prefix with the library (claims, held and released leases, a doc, raw bytes), runs the CLI,
 // and checks its output, its exit status and the bucket afterwards. One flat test per case and
 // runtime (the JUnit counts need no subtests); the bin itself (`npx fencepost`, `deno run -A
-// npm:fencepost`) runs from a scratch project that installs the package folder offline.
+// npm:fencepost`) runs from a scratch project that installs the package folder offline. What the
+// CLI sends is counted on the wire, through a counting HTTP proxy in front of the test server (a
+// subprocess is out of reach of the library's onEvent).
 //
 //   node --test tests/js/cli.test.mjs       (with the servers running: scripts/servers/start.sh)
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -38,6 +41,8 @@ function cliEnv(prefix, extra = {}) {
     ...(process.env.DENO_DIR ? { DENO_DIR: process.env.DENO_DIR } : {}),
     FENCEPOST_S3_ENDPOINT: seaweed.endpoint, FENCEPOST_S3_BUCKET: seaweed.bucket, AWS_REGION: seaweed.region,
     AWS_ACCESS_KEY_ID: seaweed.accessKeyId, AWS_SECRET_ACCESS_KEY: seaweed.secretAccessKey,
+    // Never the machine's own ~/.aws/credentials.
+    AWS_SHARED_CREDENTIALS_FILE: join(ROOT, ".run", "no-such-credentials-file"),
     FENCEPOST_PREFIX: prefix, ...extra,
   };
 }
@@ -78,6 +83,52 @@ function assertOneLine(r, code, pattern) {
   assert.match(r.stderr, pattern);
 }
 
+/**
+ * A counting HTTP proxy in front of a test server (`target`: its origin): every request is
+ * forwarded as it came, Host header included (so SigV4 signatures still verify), and recorded as
+ * `{method, url, headers}`. `origin` is where to point the CLI.
+ */
+async function countingProxy(target) {
+  const to = new URL(target);
+  const requests = [];
+  const server = createHttpServer((req, res) => {
+    requests.push({ method: req.method, url: req.url, headers: req.headers });
+    const upstream = httpRequest({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on("error", () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise((done) => server.listen(0, "127.0.0.1", done));
+  return {
+    origin: `http://127.0.0.1:${server.address().port}`,
+    requests,
+    /** The S3 requests so far: list pages, and the keys of the objects read. */
+    s3() {
+      const lists = requests.filter((r) => r.method === "GET" && /[?&]list-type=2/.test(r.url));
+      const reads = requests.filter((r) => r.method === "GET" && !lists.includes(r))
+        .map((r) => decodeURIComponent(new URL(r.url, "http://x").pathname).split("/").slice(3).join("/"));
+      return { total: requests.length, lists: lists.length, reads };
+    },
+    close() {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+/** `fencepost …args` through a counting proxy in front of SeaweedFS: the run and its requests. */
+async function counted(runtime, prefix, args, options = {}) {
+  const proxy = await countingProxy(seaweed.endpoint);
+  try {
+    const r = await cli(runtime, prefix, [...args, "--endpoint", proxy.origin], options);
+    return { ...r, requests: proxy.s3(), headers: proxy.requests.map((q) => q.headers) };
+  } finally {
+    proxy.close();
+  }
+}
+
 /** One claim, a held lease, a released lease, a doc and raw bytes under a fresh prefix. */
 async function seed(runtime) {
   const prefix = freshPrefix(`cli-${runtime}`);
@@ -89,6 +140,25 @@ async function seed(runtime) {
   await db.doc("docs/settings").update(() => ({ mode: "fast", n: 1 }), { create: null });
   await db.objects.put("raw/blob", new Uint8Array([0, 1, 2, 254, 255]));
   return { prefix, db, held };
+}
+
+/**
+ * 2,500 claims under tick/ (values 0 to 2499: a few bytes each), a held lease, a released one and
+ * a doc larger than any claim; seeded once, for every runtime's ls cases, which only read it.
+ */
+let many;
+function manyClaims() {
+  many ??= (async () => {
+    const prefix = freshPrefix("cli-many");
+    const db = dbOn(prefix);
+    const keys = Array.from({ length: 2500 }, (_, i) => `tick/${String(i).padStart(4, "0")}`);
+    for (let i = 0; i < keys.length; i += 64) await Promise.all(keys.slice(i, i + 64).map((k, j) => db.claim(k, i + j)));
+    const held = await db.lease("jobs/held", { ttl: 900 });
+    await (await db.lease("jobs/released", { ttl: 900 })).release();
+    await db.doc("docs/settings").update(() => ({ note: "a doc larger than a held lease's least size ".repeat(3) }), { create: null });
+    return { prefix, held };
+  })();
+  return many;
 }
 
 // Prune's fixtures are seeded first, so that they are more than a second old when prune runs.
@@ -119,9 +189,83 @@ after(() => {
 });
 
 for (const runtime of Object.keys(RUNTIMES)) {
-  test(`${runtime}: ls lists every kind, holders as fingerprints unless --show-holders`, { skip }, async () => {
+  test(`${runtime}: plain ls reads no object: age, size, key per line; --json the listing's records`, { skip }, async () => {
+    const { prefix, db } = await seed(runtime);
+    const r = await counted(runtime, prefix, ["ls"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, "");
+    const out = lines(r.stdout);
+    assert.deepEqual(out.map((l) => l.trim().split(/\s{2,}/)[2]), ["cron/tick-1", "docs/settings", "jobs/held", "jobs/released", "raw/blob"]);
+    for (const l of out) assert.match(l, /^\s*\d+s\s+\d+ B\s+\S+$/, "no kind, no lease fields: nothing was read");
+    assert.match(out[4], /^\s*\d+s\s+5 B\s+raw\/blob$/);
+    assert.deepEqual(r.requests, { total: 1, lists: 1, reads: [] }, "one list request, no object read");
+
+    const json = await counted(runtime, prefix, ["ls", "--json"]);
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual(json.requests, { total: 1, lists: 1, reads: [] });
+    const records = lines(json.stdout).map((l) => JSON.parse(l));
+    const listed = [];
+    for await (const e of db.objects.entries("")) listed.push({ key: e.key, etag: e.etag, size: e.size, lastModified: e.lastModified.toISOString() });
+    assert.deepEqual(records, listed);
+
+    assertOneLine(await cli(runtime, prefix, ["ls", "--show-holders"]), 2, /--show-holders needs --long or --held/);
+  });
+
+  test(`${runtime}: ls of 2,500 claims is 3 list requests (1,000 keys a page) and no object read`, { skip }, async () => {
+    const { prefix } = await manyClaims();
+    const r = await counted(runtime, prefix, ["ls", "tick/"]);
+    assert.equal(r.code, 0, r.stderr);
+    const out = lines(r.stdout);
+    assert.equal(out.length, 2500);
+    assert.match(out[0], /^\s*\S+\s+1 B\s+tick\/0000$/);
+    assert.match(out[2499], /\s4 B\s+tick\/2499$/);
+    assert.deepEqual(r.requests, { total: 3, lists: 3, reads: [] });
+  });
+
+  test(`${runtime}: ls --limit stops after n lines, and the listing at the page that holds them`, { skip }, async () => {
+    const { prefix } = await manyClaims();
+    const ten = await counted(runtime, prefix, ["ls", "tick/", "--limit", "10"]);
+    assert.equal(ten.code, 0, ten.stderr);
+    assert.deepEqual(lines(ten.stdout).map((l) => l.trim().split(/\s{2,}/)[2]), Array.from({ length: 10 }, (_, i) => `tick/000${i}`));
+    assert.deepEqual(ten.requests, { total: 1, lists: 1, reads: [] });
+    const page = await counted(runtime, prefix, ["ls", "tick/", "--limit", "1000"]);
+    assert.equal(lines(page.stdout).length, 1000);
+    assert.equal(page.requests.total, 1, "the first page holds all 1,000");
+    const more = await counted(runtime, prefix, ["ls", "tick/", "--limit=1001", "--json"]);
+    assert.equal(lines(more.stdout).length, 1001);
+    assert.equal(JSON.parse(lines(more.stdout).at(-1)).key, "tick/1000");
+    assert.equal(more.requests.total, 2);
+    const long = await counted(runtime, prefix, ["ls", "tick/", "--long", "--limit", "3"]);
+    assert.equal(long.code, 0, long.stderr);
+    assert.deepEqual(lines(long.stdout).map((l) => l.split(/\s+/)[0]), ["json", "json", "json"]);
+    assert.deepEqual({ ...long.requests, reads: long.requests.reads.sort() }, { total: 4, lists: 1, reads: ["tick/0000", "tick/0001", "tick/0002"] },
+      "--long reads only the keys it prints");
+    for (const bad of ["0", "-1", "ten", "1.5"]) {
+      assertOneLine(await cli(runtime, prefix, ["ls", `--limit=${bad}`]), 2, /--limit must be a whole number of lines, 1 or more/);
+    }
+  });
+
+  test(`${runtime}: ls --held prints only the held leases and reads no claim (too small to be one)`, { skip }, async () => {
+    const { prefix, held } = await manyClaims();
+    const r = await counted(runtime, prefix, ["ls", "--held"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(lines(r.stdout).length, 1, r.stdout);
+    assert.match(r.stdout, new RegExp(`^lease\\s+\\S+\\s+\\d+ B\\s+jobs/held  epoch 1  holder ${fingerprint(held.holder)}  expires in \\S+\n$`));
+    // 2,503 keys: 3 pages; of the objects, only the three larger than any claim are read.
+    assert.equal(r.requests.lists, 3);
+    assert.deepEqual(r.requests.reads.sort(), ["docs/settings", "jobs/held", "jobs/released"]);
+    const json = await cli(runtime, prefix, ["ls", "jobs/", "--held", "--json", "--show-holders"]);
+    assert.equal(json.code, 0, json.stderr);
+    const [one, ...rest] = lines(json.stdout).map((l) => JSON.parse(l));
+    assert.deepEqual(rest, []);
+    assert.deepEqual([one.key, one.kind, one.lease.holder, one.lease.expired], ["jobs/held", "lease", held.holder, false]);
+    const none = await cli(runtime, prefix, ["ls", "tick/", "--held", "--limit", "1"]);
+    assert.deepEqual([none.code, none.stdout, none.stderr], [0, "", ""]);
+  });
+
+  test(`${runtime}: ls --long lists every kind, holders as fingerprints unless --show-holders`, { skip }, async () => {
     const { prefix, held } = await seed(runtime);
-    const r = await cli(runtime, prefix, ["ls"]);
+    const r = await cli(runtime, prefix, ["ls", "--long"]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, "");
     const out = lines(r.stdout);
@@ -134,15 +278,15 @@ for (const runtime of Object.keys(RUNTIMES)) {
     assert.match(byKey["jobs/released"], /epoch 1\s+released$/);
     assert.match(byKey["raw/blob"], /^bytes\s+\d+s\s+5 B\s+raw\/blob$/);
 
-    const full = await cli(runtime, prefix, ["ls", "jobs/", "--show-holders"]);
+    const full = await cli(runtime, prefix, ["ls", "jobs/", "-l", "--show-holders"]);
     assert.equal(full.code, 0, full.stderr);
     assert.equal(lines(full.stdout).length, 2);
     assert.ok(lines(full.stdout)[0].includes(`holder ${held.holder}  expires in`), full.stdout);
   });
 
-  test(`${runtime}: ls --json is NDJSON, one inspect record per line`, { skip }, async () => {
+  test(`${runtime}: ls --long --json is NDJSON, one inspect record per line`, { skip }, async () => {
     const { prefix, db, held } = await seed(runtime);
-    const r = await cli(runtime, prefix, ["ls", "--json"]);
+    const r = await cli(runtime, prefix, ["ls", "--long", "--json"]);
     assert.equal(r.code, 0, r.stderr);
     const records = lines(r.stdout).map((l) => JSON.parse(l));
     assert.deepEqual(records.map((x) => [x.key, x.kind]), [["cron/tick-1", "json"], ["docs/settings", "json"],
@@ -166,20 +310,20 @@ for (const runtime of Object.keys(RUNTIMES)) {
     assert.deepEqual([released.lease.released, released.lease.expired, released.lease.holder], [true, true, null]);
     assert.equal(blob.value, Buffer.from([0, 1, 2, 254, 255]).toString("base64"));
 
-    const full = await cli(runtime, prefix, ["ls", "jobs/held", "--json", "--show-holders"]);
+    const full = await cli(runtime, prefix, ["ls", "jobs/held", "--long", "--json", "--show-holders"]);
     assert.equal(full.code, 0, full.stderr);
     const [one] = lines(full.stdout).map((l) => JSON.parse(l));
     assert.equal(one.lease.holder, held.holder);
     assert.equal(one.value.holder, held.holder);
   });
 
-  test(`${runtime}: ls and show tell once records and semaphore slots`, { skip }, async () => {
+  test(`${runtime}: ls --long and show tell once records and semaphore slots`, { skip }, async () => {
     const prefix = freshPrefix(`cli-roles-${runtime}`);
     const db = dbOn(prefix);
     await db.once("reports/day", () => ({ rows: 3 }));
     await db.once("reports/broken", () => { throw new TypeError("boom"); }).catch(() => {});
     await db.semaphore("limits/api", { limit: 2, ttl: 300 }).acquire();
-    const r = await cli(runtime, prefix, ["ls"]);
+    const r = await cli(runtime, prefix, ["ls", "--long"]);
     assert.equal(r.code, 0, r.stderr);
     const byKey = Object.fromEntries(lines(r.stdout).map((l) => [l.split(/\s{2,}/)[3], l]));
     assert.match(byKey["reports/day"], /released\s+\[once done, attempt 1\]$/);
@@ -303,12 +447,12 @@ for (const runtime of Object.keys(RUNTIMES)) {
     assert.deepEqual(await dbOn(prefix).objects.list(""), [], "it writes nothing under the store prefix");
   });
 
-  test(`${runtime}: usage errors exit 2 with one line; --help exits 0 on the tool and every command`, { skip }, async () => {
+  test(`${runtime}: usage errors exit 2 with one line; --help exits 0 on the tool and every command, the store settings once`, { skip }, async () => {
     const prefix = freshPrefix(`cli-${runtime}`);
-    assertOneLine(await cli(runtime, prefix, ["frobnicate"]), 2, /unknown command "frobnicate"/);
+    assertOneLine(await cli(runtime, prefix, ["frobnicate"]), 2, /unknown command "frobnicate": ls, show, break, prune or check/);
     assertOneLine(await cli(runtime, prefix, ["ls", "--frob"]), 2, /unknown flag --frob \(see fencepost ls --help\)/);
     assertOneLine(await cli(runtime, prefix, ["show"]), 2, /show needs <key>/);
-    assertOneLine(await cli(runtime, prefix, []), 2, /no command given/);
+    assertOneLine(await cli(runtime, prefix, ["--json"]), 2, /no command given/);
     assertOneLine(await cli(runtime, prefix, ["check", "--yes"]), 2, /check takes no --yes/);
     assertOneLine(await cli(runtime, prefix, ["ls", "--bucket"]), 2, /--bucket needs a value/);
     assertOneLine(await cli(runtime, prefix, ["prune", "old/"]), 2, /prune needs --older-than/);
@@ -318,12 +462,134 @@ for (const runtime of Object.keys(RUNTIMES)) {
 
     const help = await cli(runtime, prefix, ["--help"]);
     assert.equal(help.code, 0, help.stderr);
+    assert.equal(help.stdout.split("Store (each flag, else the environment):").length, 2, "the store settings, once");
+    assert.match(help.stdout, /^  --secret-access-key-stdin +AWS_SECRET_ACCESS_KEY$/m);
+    assert.match(help.stdout, /AWS_SHARED_CREDENTIALS_FILE/);
+    assert.match(help.stdout, /2 usage .*; 3 the store or the network failed/s);
     for (const command of ["ls", "show", "break", "prune", "check"]) {
       assert.match(help.stdout, new RegExp(`^  ${command}\\b`, "m"));
       const own = await cli(runtime, prefix, [command, "--help"]);
       assert.equal(own.code, 0, own.stderr);
       assert.match(own.stdout, new RegExp(`^Usage: fencepost ${command}\\b`));
-      assert.match(own.stdout, /FENCEPOST_S3_ENDPOINT/);
+      assert.doesNotMatch(own.stdout, /FENCEPOST_S3_ENDPOINT/, "the store settings are in fencepost --help only");
+      assert.match(own.stdout, /and its secrets: fencepost --help\.$/m);
+      assert.match(own.stdout, /^Exit status: 0 ok; 1 /m);
+    }
+  });
+
+  test(`${runtime}: a bare fencepost prints a short help on stdout (exit 0)`, { skip }, async () => {
+    const r = await cli(runtime, freshPrefix(`cli-${runtime}`), []);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, "");
+    assert.match(r.stdout, /^Usage: fencepost <command> \[arguments\] \[flags\]$/m);
+    for (const command of ["ls", "show", "break", "prune", "check"]) assert.match(r.stdout, new RegExp(`^  ${command}\\b.*\\S$`, "m"));
+    assert.match(r.stdout, /"fencepost <command> --help" for a command's flags; "fencepost --help" for the store settings/);
+    assert.doesNotMatch(r.stdout, /FENCEPOST_S3_ENDPOINT|Exit status/, "short: the store settings are in --help");
+    assert.ok(lines(r.stdout).length <= 15, r.stdout);
+  });
+
+  test(`${runtime}: did you mean: an unknown command or flag near a known one (exit 2)`, { skip }, async () => {
+    const prefix = freshPrefix(`cli-${runtime}`);
+    assertOneLine(await cli(runtime, prefix, ["lss"]), 2, /^fencepost: unknown command "lss"; did you mean "ls"\? \(see fencepost --help\)\n$/);
+    assertOneLine(await cli(runtime, prefix, ["shwo", "k"]), 2, /unknown command "shwo"; did you mean "show"\?/);
+    assertOneLine(await cli(runtime, prefix, ["chekc"]), 2, /did you mean "check"\?/);
+    assertOneLine(await cli(runtime, prefix, ["ls", "--lmit", "3"]), 2, /^fencepost: unknown flag --lmit; did you mean --limit\? \(see fencepost ls --help\)\n$/);
+    assertOneLine(await cli(runtime, prefix, ["ls", "--jsno"]), 2, /unknown flag --jsno; did you mean --json\?/);
+    assertOneLine(await cli(runtime, prefix, ["prune", "old/", "--older-then", "1d"]), 2, /unknown flag --older-then; did you mean --older-than\?/);
+    assertOneLine(await cli(runtime, prefix, ["show", "k", "--store-prefx", "p"]), 2, /did you mean --store-prefix\?/);
+    assertOneLine(await cli(runtime, prefix, ["frobnicate"]), 2, /^(?!.*did you mean).*unknown command/);
+  });
+
+  test(`${runtime}: --store-prefix sets the store prefix; --prefix still works, with one deprecation line`, { skip }, async () => {
+    const { prefix } = await seed(runtime);
+    const env = { FENCEPOST_PREFIX: "" };
+    const keys = (r) => lines(r.stdout).map((l) => l.trim().split(/\s{2,}/)[2]);
+    const r = await cli(runtime, "", ["ls", "--store-prefix", prefix], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, "");
+    assert.deepEqual(keys(r), ["cron/tick-1", "docs/settings", "jobs/held", "jobs/released", "raw/blob"]);
+    const old = await cli(runtime, "", ["ls", "--prefix", prefix], { env });
+    assert.equal(old.code, 0, old.stderr);
+    assert.deepEqual(keys(old), keys(r));
+    assert.equal(old.stderr, "fencepost: --prefix is deprecated; use --store-prefix\n");
+    const jobs = await cli(runtime, "", ["ls", "jobs/", `--store-prefix=${prefix}`], { env });
+    assert.deepEqual(keys(jobs), ["jobs/held", "jobs/released"], "the positional prefix is still the key prefix");
+    const fromEnv = await cli(runtime, prefix, ["show", "cron/tick-1", "--json"]);
+    assert.deepEqual(JSON.parse(fromEnv.stdout).value, { by: "the test" }, "FENCEPOST_PREFIX");
+  });
+
+  test(`${runtime}: a secret given as a flag value is refused (exit 2), saying where it goes, never echoing it`, { skip }, async () => {
+    const prefix = freshPrefix(`cli-${runtime}`);
+    const secrets = { "secret-access-key": "AWS_SECRET_ACCESS_KEY", "session-token": "AWS_SESSION_TOKEN",
+      "account-key": "AZURE_STORAGE_KEY", "sas-token": "AZURE_STORAGE_SAS_TOKEN", "access-token": "CLOUDSDK_AUTH_ACCESS_TOKEN" };
+    for (const [flag, variable] of Object.entries(secrets)) {
+      for (const args of [[`--${flag}`, "s3cr3t-value"], [`--${flag}=s3cr3t-value`], [`--${flag}`]]) {
+        const r = await cli(runtime, prefix, ["ls", ...args]);
+        assertOneLine(r, 2, new RegExp(`^fencepost: --${flag} takes no value \\(a secret on the command line is visible to every user of the machine\\): set ${variable}, .*or pipe it to --${flag}-stdin`));
+        assert.ok(!r.stderr.includes("s3cr3t-value"), "the secret is not echoed");
+      }
+    }
+    assertOneLine(await cli(runtime, prefix, ["ls", "--secret-access-key=x"]), 2, /set AWS_SECRET_ACCESS_KEY, put it in the credentials file, or pipe/);
+  });
+
+  test(`${runtime}: --secret-access-key-stdin reads the secret from standard input; empty, or two -stdin flags, are usage errors`, { skip }, async () => {
+    const { prefix } = await seed(runtime);
+    const env = { AWS_SECRET_ACCESS_KEY: "" };
+    for (const input of [`${seaweed.secretAccessKey}\n`, `${seaweed.secretAccessKey}\r\n`, seaweed.secretAccessKey]) {
+      const r = await cli(runtime, prefix, ["ls", "cron/", "--secret-access-key-stdin"], { env, input });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /\scron\/tick-1\n$/);
+    }
+    const wins = await cli(runtime, prefix, ["ls", "cron/", "--secret-access-key-stdin"], { env: { AWS_SECRET_ACCESS_KEY: "wrong" }, input: `${seaweed.secretAccessKey}\n` });
+    assert.equal(wins.code, 0, `standard input wins over the environment: ${wins.stderr}`);
+    const wrong = await cli(runtime, prefix, ["ls", "--secret-access-key-stdin"], { env, input: "not-the-secret-at-all\n" });
+    assertOneLine(wrong, 3, /the store refused the credentials \(SignatureDoesNotMatch/);
+    assert.ok(!wrong.stderr.includes("not-the-secret-at-all"));
+    for (const input of ["", "\n"]) {
+      assertOneLine(await cli(runtime, prefix, ["ls", "--secret-access-key-stdin"], { env, input }), 2,
+        /--secret-access-key-stdin: nothing on standard input/);
+    }
+    assertOneLine(await cli(runtime, prefix, ["ls", "--secret-access-key-stdin", "--session-token-stdin"], { input: "x\n" }), 2,
+      /standard input holds one secret: --secret-access-key-stdin and --session-token-stdin cannot both read it/);
+    assertOneLine(await cli(runtime, prefix, ["ls", "--account-key-stdin"], { input: "x\n" }), 2, /--account-key-stdin is not a setting of the s3 store/);
+    assertOneLine(await cli(runtime, prefix, ["ls"], { env }), 2,
+      /missing configuration: no secret access key \(--secret-access-key-stdin or AWS_SECRET_ACCESS_KEY or aws_secret_access_key in \[default\] of /);
+  });
+
+  test(`${runtime}: --session-token-stdin sends the token with each request (seen at a proxy)`, { skip }, async () => {
+    const prefix = freshPrefix(`cli-${runtime}`);
+    const r = await counted(runtime, prefix, ["ls", "--session-token-stdin"], { input: "token-from-stdin\n" });
+    assert.ok(r.headers.length >= 1);
+    for (const h of r.headers) assert.equal(h["x-amz-security-token"], "token-from-stdin");
+    // SeaweedFS knows no session tokens: it refuses the request, which is a store failure.
+    assertOneLine(r, 3, /the store refused the credentials/);
+    assert.ok(!r.stderr.includes("token-from-stdin"));
+  });
+
+  test(`${runtime}: without a secret in the environment, the S3 keys come from the credentials file's profile`, { skip }, async () => {
+    const { prefix } = await seed(runtime);
+    const dir = mkdtempSync(join(tmpdir(), "fencepost-cli-aws-"));
+    try {
+      const file = join(dir, "credentials");
+      writeFileSync(file, ["# written by the test", "[default]", "aws_access_key_id = nobody", "aws_secret_access_key = not-the-secret", "",
+        "; the one that works", "[ci]", `aws_access_key_id=${seaweed.accessKeyId}`, `AWS_Secret_Access_Key = ${seaweed.secretAccessKey}`, "",
+        "[with-token]", `aws_access_key_id = ${seaweed.accessKeyId}`, `aws_secret_access_key = ${seaweed.secretAccessKey}`,
+        "aws_session_token = token-from-the-file", ""].join("\r\n"));
+      const env = { AWS_ACCESS_KEY_ID: "", AWS_SECRET_ACCESS_KEY: "", AWS_SHARED_CREDENTIALS_FILE: file };
+      const ci = await cli(runtime, prefix, ["ls", "cron/"], { env: { ...env, AWS_PROFILE: "ci" } });
+      assert.equal(ci.code, 0, ci.stderr);
+      assert.match(ci.stdout, /\scron\/tick-1\n$/);
+      assertOneLine(await cli(runtime, prefix, ["ls"], { env }), 3, /refused the credentials \(InvalidAccessKeyId/);
+      const envWins = await cli(runtime, prefix, ["ls", "cron/"], { env: { AWS_SHARED_CREDENTIALS_FILE: file } });
+      assert.equal(envWins.code, 0, `the environment's keys win over the file's default profile: ${envWins.stderr}`);
+      const token = await counted(runtime, prefix, ["ls"], { env: { ...env, AWS_PROFILE: "with-token" } });
+      assert.ok(token.headers.length >= 1 && token.headers.every((h) => h["x-amz-security-token"] === "token-from-the-file"));
+      assertOneLine(await cli(runtime, prefix, ["ls"], { env: { ...env, AWS_PROFILE: "nope" } }), 2,
+        new RegExp(`no profile \\[nope\\] \\(AWS_PROFILE\\) in the credentials file ${file.replace(/[.]/g, "\\.")}`));
+      assertOneLine(await cli(runtime, prefix, ["ls"], { env: { ...env, AWS_SHARED_CREDENTIALS_FILE: join(dir, "absent") } }), 2,
+        /no secret access key \(.* or aws_secret_access_key in \[default\] of .*absent\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -335,29 +601,29 @@ for (const runtime of Object.keys(RUNTIMES)) {
     assert.deepEqual(await db.objects.list("cron/"), ["cron/tick-1"]);
   });
 
-  test(`${runtime}: a wrong secret is one line about the credentials (exit 1)`, { skip }, async () => {
+  test(`${runtime}: a wrong secret is one line about the credentials (exit 3)`, { skip }, async () => {
     const prefix = freshPrefix(`cli-${runtime}`);
     const secret = "not-the-secret-at-all";
     for (const args of [["ls"], ["show", "x"], ["check"]]) {
       const r = await cli(runtime, prefix, args, { env: { AWS_SECRET_ACCESS_KEY: secret } });
-      assertOneLine(r, 1, /the store refused the credentials \(SignatureDoesNotMatch, HTTP 403\): check the access key id and secret/);
+      assertOneLine(r, 3, /the store refused the credentials \(SignatureDoesNotMatch, HTTP 403\): check the access key id and secret/);
       assert.ok(!r.stderr.includes(secret), "the secret is not echoed");
     }
-    assertOneLine(await cli(runtime, prefix, ["ls", "--access-key-id", "nobody"]), 1, /refused the credentials \(InvalidAccessKeyId/);
+    assertOneLine(await cli(runtime, prefix, ["ls", "--access-key-id", "nobody"]), 3, /refused the credentials \(InvalidAccessKeyId/);
   });
 
-  test(`${runtime}: an unreachable endpoint and a missing bucket are one clear line (exit 1)`, { skip }, async () => {
+  test(`${runtime}: an unreachable endpoint and a missing bucket are one clear line (exit 3)`, { skip }, async () => {
     const prefix = freshPrefix(`cli-${runtime}`);
     const port = await freePort();
     const t0 = Date.now();
-    assertOneLine(await cli(runtime, prefix, ["ls", "--endpoint", `http://127.0.0.1:${port}`]), 1,
+    assertOneLine(await cli(runtime, prefix, ["ls", "--endpoint", `http://127.0.0.1:${port}`, "--timeout", "1s"]), 3,
       new RegExp(`cannot reach the store at http://127\\.0\\.0\\.1:${port}: .*(refused|ECONNREFUSED)`, "i"));
     assert.ok(Date.now() - t0 < 20_000, "bounded retries");
-    assertOneLine(await cli(runtime, prefix, ["show", "k", "--bucket", "no-such-bucket-here"]), 1,
+    assertOneLine(await cli(runtime, prefix, ["show", "k", "--bucket", "no-such-bucket-here"]), 3,
       new RegExp(`no bucket "no-such-bucket-here" at ${seaweed.endpoint.replace(/\./g, "\\.")} \\(NoSuchBucket`));
   });
 
-  test(`${runtime}: an endpoint that never answers fails within about 3 × --timeout (exit 1); a bad --timeout is a usage error`, { skip }, async () => {
+  test(`${runtime}: an endpoint that never answers fails within about 3 × --timeout (exit 3); a bad --timeout is a usage error`, { skip }, async () => {
     const prefix = freshPrefix(`cli-${runtime}`);
     const sockets = [];
     const silent = createServer((socket) => sockets.push(socket)); // accepts, never answers
@@ -366,7 +632,7 @@ for (const runtime of Object.keys(RUNTIMES)) {
       const t0 = Date.now();
       const r = await cli(runtime, prefix, ["show", "k", "--endpoint", `http://127.0.0.1:${silent.address().port}`, "--timeout", "1s"]);
       const took = Date.now() - t0;
-      assertOneLine(r, 1, /no answer within 1 s|no response/);
+      assertOneLine(r, 3, /no answer within 1 s|no response/);
       assert.ok(took < 8_000, `3 attempts of 1 s, then a read-back-free failure: ${took} ms`);
     } finally {
       for (const socket of sockets) socket.destroy();
@@ -397,7 +663,7 @@ for (const runtime of Object.keys(RUNTIMES)) {
         const db = new lib.Fencepost(cloudStore(lib, kind === "azure" ? "azurite" : "fakegcs", { ...cloud.options, prefix }));
         await db.claim("cron/tick-1", { by: "a" });
         const env = { ...cloud.env, FENCEPOST_S3_ENDPOINT: "", AWS_SECRET_ACCESS_KEY: "" };
-        const ls = await cli(runtime, prefix, ["ls"], { env });
+        const ls = await cli(runtime, prefix, ["ls", "--long"], { env });
         assert.equal(ls.code, 0, ls.stderr);
         assert.match(ls.stdout, /json .*cron\/tick-1/);
         const show = await cli(runtime, prefix, ["show", "cron/tick-1", "--json"], { env });
@@ -410,11 +676,51 @@ for (const runtime of Object.keys(RUNTIMES)) {
           new RegExp(`--region is not a setting of the ${kind} store`));
         if (cloud.wrong) {
           const r = await cli(runtime, prefix, ["ls"], { env: { ...env, ...cloud.wrong } });
-          assertOneLine(r, 1, cloud.refused);
+          assertOneLine(r, 3, cloud.refused);
           assert.ok(!r.stderr.includes(Object.values(cloud.wrong)[0]), "the key is not echoed");
         }
       });
   }
+  test(`${runtime}: --store azure: --account-key-stdin reads the key from standard input; --sas-token-stdin sends the token`,
+    { skip: !clouds.azure && "needs the azure emulator (scripts/test.sh)" }, async () => {
+      const prefix = freshPrefix(`cli-azure-stdin-${runtime}`);
+      const db = new lib.Fencepost(cloudStore(lib, "azurite", { ...azurite, prefix }));
+      await db.claim("cron/tick-1", { by: "a" });
+      const env = { ...clouds.azure.env, AZURE_STORAGE_KEY: "" };
+      const r = await cli(runtime, prefix, ["ls", "--account-key-stdin"], { env, input: `${azurite.accountKey}\n` });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /\scron\/tick-1\n$/);
+      const proxy = await countingProxy(azurite.endpoint);
+      try {
+        const endpoint = proxy.origin + new URL(azurite.endpoint).pathname;
+        const sas = await cli(runtime, prefix, ["ls", "--sas-token-stdin", "--endpoint", endpoint], { env, input: "sv=2099-01-01&sig=not-a-signature\n" });
+        assert.ok(proxy.requests.length >= 1 && proxy.requests.every((q) => q.url.includes("sig=not-a-signature")), "the token in each request's query");
+        assertOneLine(sas, 3, /the store refused the credentials/); // Azurite knows no such token
+        assert.ok(!sas.stderr.includes("not-a-signature"));
+      } finally {
+        proxy.close();
+      }
+      assertOneLine(await cli(runtime, prefix, ["ls", "--account-key"], { env }), 2, /set AZURE_STORAGE_KEY, or pipe it to --account-key-stdin/);
+    });
+
+  test(`${runtime}: --store gcs: --access-token-stdin sends the token as the bearer (seen at a proxy)`,
+    { skip: !clouds.gcs && "needs the gcs emulator (scripts/test.sh)" }, async () => {
+      const prefix = freshPrefix(`cli-gcs-stdin-${runtime}`);
+      const db = new lib.Fencepost(cloudStore(lib, "fakegcs", { ...fakegcs, prefix }));
+      await db.claim("cron/tick-1", { by: "a" });
+      const proxy = await countingProxy(fakegcs.endpoint);
+      try {
+        const env = { ...clouds.gcs.env, STORAGE_EMULATOR_HOST: new URL(proxy.origin).host };
+        const r = await cli(runtime, prefix, ["ls", "--access-token-stdin"], { env, input: "ya29.token-from-stdin\n" });
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /\scron\/tick-1\n$/);
+        assert.ok(proxy.requests.length >= 1);
+        for (const q of proxy.requests) assert.equal(q.headers.authorization, "Bearer ya29.token-from-stdin");
+      } finally {
+        proxy.close();
+      }
+    });
+
   test(`${runtime}: --store azure and gcs name what is missing`, async () => {
     const prefix = freshPrefix(`cli-${runtime}`);
     assertOneLine(await cli(runtime, prefix, ["ls", "--store", "azure"], { env: { AZURE_STORAGE_ACCOUNT: "acct" } }), 2,
@@ -428,7 +734,7 @@ for (const runtime of Object.keys(RUNTIMES)) {
   test(`${runtime}: the package's bin (${runtime === "node" ? "npx fencepost" : "deno run -A npm:fencepost"})`, { skip }, async () => {
     const { prefix, held } = await seed(runtime);
     const [cmd, args] = runtime === "node" ? ["npx", ["--offline", "--no-install", "fencepost"]] : [DENO, ["run", "-A", "npm:fencepost"]];
-    const r = await exec(cmd, [...args, "ls", "jobs/held"], { cwd: scratch, env: cliEnv(prefix) });
+    const r = await exec(cmd, [...args, "ls", "--long", "jobs/held"], { cwd: scratch, env: cliEnv(prefix) });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`^lease .* jobs/held  epoch 1  holder ${fingerprint(held.holder)}  expires in `));
     const v = await exec(cmd, [...args, "--version"], { cwd: scratch, env: cliEnv(prefix) });
