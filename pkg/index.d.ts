@@ -206,6 +206,12 @@ export interface CustomStoreImpl {
 /** Your own store: any object with `get`, `put`, `delete` and `list` as `CustomStoreImpl` describes. */
 export declare function customStore(impl: CustomStoreImpl, options?: JsStoreOptions): Store;
 
+/** Deno KV (`await Deno.openKv()`) as a store: atomic checks on versionstamps; values up to 64 KiB. */
+export declare function denoKvStore(kv: unknown, options?: JsStoreOptions): Store;
+
+/** A Durable Object's storage (`ctx.storage`) as a store, used from inside that object: one object's storage for a whole key space. */
+export declare function durableObjectStore(storage: unknown, options?: JsStoreOptions): Store;
+
 /** Wrap a store to count requests per operation (each one is a Workers subrequest). */
 export declare function countingStore(store: Store | R2BucketLike): Store;
 

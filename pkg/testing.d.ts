@@ -15,7 +15,9 @@ export type Fault =
   /** The store answers this HTTP status (and S3 error code; default: what S3 says for it). */
   | { status: number; code?: string }
   /** The request waits first (on the manual clock when the fault store has one). */
-  | { delay: number };
+  | { delay: number }
+  /** The request is never answered: it fails as unanswered after the fault store's `timeout` (default 30 s); nothing is applied. */
+  | "hang";
 
 export interface InjectOptions {
   /** Which requests; any when omitted (a lost response: puts). */
@@ -36,10 +38,12 @@ export declare class FaultStore extends Store {
   clearFaults(): void;
   /** Answer 429 (SlowDown) to writes past `perKey` to one key within a second, as R2 does at 1; `null` lifts the limit. */
   limitWrites(limit: { perKey: number } | null): this;
+  /** Answer nothing for `seconds` from now, then resume: requests meanwhile wait for the end, or fail as unanswered after `timeout`. */
+  pause(seconds: number): this;
 }
 
-/** Wrap any store (or an R2 binding) to inject faults; `{clock}` makes injected delays manual. */
-export declare function faultStore(store: Store | R2BucketLike, options?: { clock?: ManualClock }): FaultStore;
+/** Wrap any store (or an R2 binding) to inject faults; `{clock}` makes delays, hangs and pauses manual; `{timeout}` (seconds, default 30) bounds a hung or paused request. */
+export declare function faultStore(store: Store | R2BucketLike, options?: { clock?: ManualClock; timeout?: number }): FaultStore;
 
 /** A clock that moves only when told to; pass it as `new Fencepost(store, {clock})`. */
 export declare class ManualClock {
@@ -56,3 +60,20 @@ export declare class ManualClock {
 
 /** A manual clock starting at `start` (default 2026-01-01T00:00:00Z). In browsers, `await initWasm()` first. */
 export declare function manualClock(start?: Date | number): ManualClock;
+
+/** What `storeConformance(store)` resolves to without a `test` function. */
+export interface StoreConformanceReport {
+  ok: boolean;
+  passed: number;
+  failed: number;
+  cases: { name: string; ok: boolean; error?: string }[];
+}
+
+/**
+ * Run fencepost's store conformance cases against `store` (each under a fresh
+ * `__fencepost_conformance/<random>/` prefix, cleaned up after). With `{test}` (node:test's or
+ * bun:test's `test`, vitest's `test`/`it`, `Deno.test`) each case is registered as a test;
+ * without it they run at once and the report is returned.
+ */
+export declare function storeConformance(store: Store | R2BucketLike, options: { test: (name: string, fn: () => Promise<void>) => unknown }): void;
+export declare function storeConformance(store: Store | R2BucketLike, options?: {}): Promise<StoreConformanceReport>;

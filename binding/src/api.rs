@@ -155,6 +155,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
         }
         "store.inject" => return stores::store(target)?.inject(&a).and_then(|()| ready(Value::Null)),
         "store.limitWrites" => return stores::store(target)?.limit_writes(&a).and_then(|()| ready(Value::Null)),
+        "store.pause" => return stores::store(target)?.pause(&a).and_then(|()| ready(Value::Null)),
         "store.clearFaults" => {
             stores::store(target)?.clear_faults();
             return ready(Value::Null);

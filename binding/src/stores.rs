@@ -53,12 +53,13 @@ impl Store {
     /// types; every rule of what a fault may be is here.
     pub fn inject(&self, args: &Args) -> Result<()> {
         let faults = self.faults("inject")?;
-        const FAULTS: &str = r#""lostResponse", "transport", "conflict", {status, code?} or {delay}"#;
+        const FAULTS: &str = r#""lostResponse", "transport", "conflict", "hang", {status, code?} or {delay}"#;
         let status = args.number("status");
         let fault = match (args.text("kind").as_deref(), status, args.number("delay")) {
             (Some("lostResponse"), ..) => Injected::LostResponse,
             (Some("transport"), ..) => Injected::Transport,
             (Some("conflict"), ..) => Injected::Conflict,
+            (Some("hang"), ..) => Injected::Hang,
             (Some(other), ..) => return Err(Error::invalid(format!("unknown fault {}: {FAULTS}", quoted(other)))),
             (None, Some(status), None) => {
                 if !(400.0..=599.0).contains(&status) || status.fract() != 0.0 {
@@ -91,6 +92,18 @@ impl Store {
         let op = op.or((fault == Injected::LostResponse).then_some(Op::Put));
         faults.add_rule(Rule { fault, op, key_prefix: args.text("key").unwrap_or_default(), times });
         Ok(())
+    }
+
+    /// Fault stores: answer nothing for `seconds` from now, then resume.
+    pub fn pause(&self, args: &Args) -> Result<()> {
+        let faults = self.faults("pause")?;
+        match args.number("seconds") {
+            Some(s) if s.is_finite() && s >= 0.0 => {
+                faults.pause(s);
+                Ok(())
+            }
+            _ => Err(Error::invalid("pause(seconds) needs a number of seconds >= 0")),
+        }
     }
 
     pub fn clear_faults(&self) {
@@ -322,6 +335,9 @@ pub fn store(recipe: &JsValue) -> Result<Store> {
                 false => Shared::new(SystemClock),
             };
             let faults = Shared::new(FaultStore::with_clock(store(&r.field("inner"))?.inner, clock));
+            if let Some(timeout) = r.number("timeout") {
+                faults.set_timeout(timeout)?;
+            }
             let f = faults.clone();
             let counts = Shared::new(move |reset| if reset { f.take_counts() } else { f.counts() });
             Ok(Store { inner: faults.clone(), counts: Some(counts), faults: Some(faults) })

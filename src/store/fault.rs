@@ -80,6 +80,9 @@ pub enum Injected {
     Status { status: u16, code: String },
     /// The request waits this many seconds on the fault store's clock first.
     Delay(f64),
+    /// The request is never answered: after the fault store's timeout it fails as a request the
+    /// S3 store gave up on does (a transport error; nothing was applied).
+    Hang,
 }
 
 /// Which requests a rule applies to, and how many more times.
@@ -124,6 +127,10 @@ struct FaultState {
     write_limit: SyncCell<Option<u32>>,
     /// The keys written within the last second, with when.
     recent_writes: Lock<Vec<(String, Vec<Timestamp>)>>,
+    /// Until when the store answers nothing ([`FaultStore::pause`]).
+    paused_until: SyncCell<Option<Timestamp>>,
+    /// How long a request waits for an answer that does not come (a hang, a pause): seconds.
+    timeout: SyncCell<f64>,
 }
 
 impl FaultStore {
@@ -144,6 +151,8 @@ impl FaultStore {
             late_put: Lock::new(None),
             write_limit: SyncCell::new(None),
             recent_writes: Lock::new(Vec::new()),
+            paused_until: SyncCell::new(None),
+            timeout: SyncCell::new(super::DEFAULT_TIMEOUT),
         };
         FaultStore { state: Shared::new(state) }
     }
@@ -193,6 +202,44 @@ impl FaultStore {
         false
     }
 
+    /// The store stops answering for `secs` seconds from now (on its clock), then resumes: a
+    /// request made meanwhile waits for the end of the pause, or fails after the store's timeout
+    /// when the pause outlasts it (as a hung request does).
+    pub fn pause(&self, secs: f64) {
+        let until = self.state.clock.now().ok().map(|now| now.plus_secs(secs.max(0.0)));
+        self.state.paused_until.set(until);
+    }
+
+    /// How long a request waits for an answer that does not come (an injected hang, a pause),
+    /// in seconds; 30 by default, as the S3 store's per-attempt timeout.
+    pub fn set_timeout(&self, secs: f64) -> crate::base::error::Result<()> {
+        super::validate_timeout("faultStore", secs)?;
+        self.state.timeout.set(secs);
+        Ok(())
+    }
+
+    /// Wait out a pause in force, or fail as a request that got no answer in time.
+    async fn unpaused(&self) -> StoreResult<()> {
+        let (Some(until), Ok(now)) = (self.state.paused_until.get(), self.state.clock.now()) else { return Ok(()) };
+        let left = now.secs_until(until);
+        if left <= 0.0 {
+            return Ok(());
+        }
+        if left < self.state.timeout.get() {
+            self.state.clock.sleep(left).await;
+            return Ok(());
+        }
+        self.unanswered().await
+    }
+
+    /// A request whose answer never comes: it fails after the timeout, unsent.
+    async fn unanswered(&self) -> StoreResult<()> {
+        let timeout = self.state.timeout.get();
+        self.state.clock.sleep(timeout).await;
+        let why = format!("injected: no answer within {} s", crate::base::number::number_text(timeout));
+        Err(StoreError::transport(why))
+    }
+
     /// Forget every queued fault and rule.
     pub fn clear_faults(&self) {
         self.state.faults.lock().clear();
@@ -239,6 +286,7 @@ impl FaultStore {
 
     /// Apply the fault (if any) around `request`: compiled once for every operation.
     async fn apply(&self, fault: Option<Fault>, request: Request<'_>) -> StoreResult<Reply> {
+        self.unpaused().await?;
         let (send, after) = match self.prepare(fault).await {
             Err(refused) => return Err(refused),
             Ok(plan) => plan,
@@ -287,6 +335,7 @@ impl FaultStore {
                     self.state.clock.sleep(secs).await;
                     (Send::Answer, None)
                 }
+                Injected::Hang => return self.unanswered().await.map(|()| (Send::Answer, None)),
                 // Landed by `put` before the request (only puts match a conflict).
                 Injected::Conflict => (Send::Answer, None),
             },

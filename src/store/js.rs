@@ -16,6 +16,7 @@ use super::{
     FailureKind, IfChanged, ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult,
     StoredObject, WriteMeta, normalize_etag,
 };
+use crate::base::error::{Error, Result};
 use crate::base::future::{Either, race};
 use crate::base::sync::Shared;
 use crate::host::io::AbortOnDrop;
@@ -35,11 +36,11 @@ impl JsStore {
     /// The store over `host`, named `name` in messages ("custom store", "R2"…), each attempt given
     /// `timeout` seconds on `clock`. What it can do besides the four calls, `host` says in
     /// `conditionalGet` and `conditionalDelete`.
-    pub fn from_js(host: JsValue, name: &str, clock: Shared<dyn Clock>, timeout: f64) -> crate::Result<Self> {
+    pub fn from_js(host: JsValue, name: &str, clock: Shared<dyn Clock>, timeout: f64) -> Result<Self> {
         if !crate::host::sys::has_methods(&host, &["get", "put", "delete", "list"]) {
-            return Err(crate::Error::invalid("a store needs get, put, delete and list methods"));
+            return Err(Error::invalid("a store needs get, put, delete and list methods"));
         }
-        crate::store::http::validate_timeout(name, timeout)?;
+        super::validate_timeout(name, timeout)?;
         Ok(JsStore { host: host.unchecked_into(), name: name.to_owned(), clock, timeout })
     }
 

@@ -35,6 +35,22 @@ pub use prefix::PrefixStore;
 /// 735 bytes of metadata, well inside the 2 KB S3 and R2 allow.
 pub(crate) const TOKEN_HISTORY: usize = 32;
 
+/// Seconds an attempt may go unanswered before it counts as a transport error (every store that
+/// waits on something outside the process: S3, Azure, GCS, stores written in JS, and the fault
+/// store's hangs and pauses).
+pub const DEFAULT_TIMEOUT: f64 = 30.0;
+
+/// A timeout in seconds as every store's options take it: a number > 0.
+pub(crate) fn validate_timeout(service: &str, timeout: f64) -> crate::base::error::Result<()> {
+    if timeout.is_finite() && timeout > 0.0 {
+        return Ok(());
+    }
+    Err(crate::base::error::Error::invalid(format!(
+        "{service} timeout must be a number of seconds > 0, got {}",
+        crate::base::number::number_text(timeout)
+    )))
+}
+
 /// Metadata names (S3 adds `x-amz-meta-`; R2 uses them as `customMetadata` keys), so the S3 API and
 /// the R2 binding see the same provenance on one bucket.
 pub(crate) const META_TOKEN: &str = "fencepost-token";

@@ -702,6 +702,13 @@ export function cases(env) {
     await rejects(Promise.resolve().then(() => w.db.counter("m", { shard: 2 })), lib.InvalidArgument, "option names checked");
   });
 
+  // ------------------------------------------------------------------ store conformance
+  // The cases fencepost/testing exports for users' own stores, run here on every store of every
+  // runtime: one test each, named as the export names them.
+  if (env.testing?.storeConformance) {
+    env.testing.storeConformance(env.makeStore(), { test: (name, fn) => test(`store conformance: ${name}`, fn) });
+  }
+
   // ------------------------------------------------------------------ fencepost/testing
   if (env.testing) {
     const { faultStore, manualClock } = env.testing;
@@ -759,6 +766,37 @@ export function cases(env) {
       eq((await d.get()).value, 3, "no limit");
       await rejects(Promise.resolve().then(() => store.limitWrites({ perKey: 0 })), lib.InvalidArgument, "perKey >= 1");
       await rejects(Promise.resolve().then(() => store.limitWrites({})), lib.InvalidArgument, "perKey required");
+    });
+
+    test("testing: a \"hang\" fails after the fault store's timeout with nothing applied; pause(s) holds requests until it ends, or fails them when it outlasts the timeout", async () => {
+      const clock = manualClock();
+      const store = faultStore(env.makeStore(), { clock, timeout: 5 });
+      const db = new lib.Fencepost(store, { clock, retry: { maxAttempts: 1 } });
+      await db.objects.put("k", "v1");
+      let settled = false;
+      store.inject("hang", { op: "get" });
+      const hung = db.objects.get("k").finally(() => (settled = true));
+      hung.catch(() => {});
+      await clock.advance(4.9);
+      eq(settled, false, "still waiting before the timeout");
+      await clock.advance(0.2);
+      const e = await rejects(hung, lib.StorageError, "unanswered after the timeout");
+      assert(/no answer within 5 s/.test(e.message), e.message);
+      store.pause(3);
+      settled = false;
+      const held = db.objects.get("k").finally(() => (settled = true));
+      await clock.advance(2);
+      eq(settled, false, "held while the store is paused");
+      await clock.advance(1.5);
+      eq(new TextDecoder().decode((await held).data), "v1", "answered once the pause ended");
+      store.pause(60);
+      const outlasted = db.objects.get("k");
+      outlasted.catch(() => {});
+      await clock.advance(5.1);
+      await rejects(outlasted, lib.StorageError, "a pause past the timeout fails the request");
+      await clock.advance(60);
+      eq(new TextDecoder().decode((await db.objects.get("k")).data), "v1", "resumed");
+      await rejects(Promise.resolve().then(() => faultStore(env.makeStore(), { timeout: 0 }).requestCounts()), lib.InvalidArgument, "timeout > 0");
     });
 
     test("testing: {status: 503} is retried (under the manual clock's backoff) and counted", async () => {

@@ -33,8 +33,7 @@ use crate::base::error::{Error, Result, quoted};
 use crate::base::future::{Either, race};
 use crate::time::{Clock, Timestamp};
 
-/// Seconds an attempt may go unanswered before it counts as a transport error.
-pub const DEFAULT_TIMEOUT: f64 = 30.0;
+pub use super::DEFAULT_TIMEOUT;
 
 /// The platform's transport and clock, what `S3Store::new` and its siblings use: the host's
 /// `fetch` in wasm, reqwest natively (feature `reqwest`); the system clock.
@@ -223,16 +222,7 @@ macro_rules! http_object_store {
 }
 pub(crate) use http_object_store;
 
-/// A timeout in seconds as every store's options take it: a number > 0.
-pub(crate) fn validate_timeout(service: &str, timeout: f64) -> Result<()> {
-    if timeout.is_finite() && timeout > 0.0 {
-        return Ok(());
-    }
-    Err(Error::invalid(format!(
-        "{service} timeout must be a number of seconds > 0, got {}",
-        crate::base::number::number_text(timeout)
-    )))
-}
+pub(crate) use super::validate_timeout;
 
 /// An operation as its error messages name it (`PUT "key"`): spelled out only when a message is
 /// made, not on every request.

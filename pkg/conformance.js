@@ -1,0 +1,226 @@
+// `storeConformance(store, {test?})`: does a store do what fencepost relies on? The cases the
+// package's own suites run against every store they reach, exported so a store's author (a
+// `customStore`, an S3-compatible server, a bucket behind a proxy) can run them from their own test
+// runner before relying on it. Each case works under a fresh `__fencepost_conformance/<random>/`
+// key prefix and deletes what it wrote. Where `checkStore` checks a bucket once before use (each
+// property once), this exercises the store through fencepost's own operations, with the request
+// counts each must cost.
+
+import { options } from "./options.js";
+import { Fencepost as Client } from "./db.js";
+import { countingStore, toStore } from "./stores.js";
+import { faultStore, manualClock } from "./faults.js";
+
+/** The client as users call it (optional options and all: the types in index.d.ts), untyped here. @type {any} */
+const Fencepost = Client;
+
+/** A failed expectation: the case's error. */
+function expect(/** @type {boolean} */ ok, /** @type {string} */ what) {
+  if (!ok) throw new Error(what);
+}
+
+const text = (/** @type {{data: Uint8Array} | null} */ o) => (o ? new TextDecoder().decode(o.data) : null);
+const random = () => crypto.getRandomValues(new Uint32Array(2)).reduce((s, n) => s + n.toString(36), "");
+
+/** Retries of transient failures kept short: a store that keeps failing shows up within the case. */
+const RETRY = { maxAttempts: 4, baseDelay: 0.02, maxDelay: 0.2 };
+
+/**
+ * The cases: `[name, fn(space)]`, each given its key prefix and a store on it. A case throws (or
+ * rejects) with what the store did instead.
+ * @type {[string, (s: {store: any, ns: string, db: any}) => Promise<void>][]}
+ */
+const CASES = [
+  ["a create-only write of an existing key is refused (If-None-Match: *)", async ({ db, ns }) => {
+    const first = await db.objects.put(`${ns}k`, "first", { ifAbsent: true });
+    expect(first !== null, "the first create-only write of a new key was refused");
+    const second = await db.objects.put(`${ns}k`, "second", { ifAbsent: true });
+    expect(second === null, "a create-only write of an existing key landed: the store ignores ifNoneMatch");
+    expect(text(await db.objects.get(`${ns}k`)) === "first", "the key no longer holds the first write");
+  }],
+  ["a compare-and-swap lands on the current etag only (If-Match)", async ({ db, ns }) => {
+    const v1 = await db.objects.put(`${ns}k`, "v1");
+    const v2 = await db.objects.put(`${ns}k`, "v2", { ifMatch: /** @type {any} */ (v1).etag });
+    expect(v2 !== null && v2.etag !== null && v2.etag !== v1?.etag, "a write on the current etag was refused, or kept the old etag");
+    const stale = await db.objects.put(`${ns}k`, "stale", { ifMatch: /** @type {any} */ (v1).etag });
+    expect(stale === null, "a write naming a replaced etag landed: the store ignores ifMatch");
+    const missing = await db.objects.put(`${ns}absent`, "x", { ifMatch: /** @type {any} */ (v2).etag });
+    expect(missing === null, "a write naming an etag on a missing key landed: the store ignores ifMatch there");
+    expect(text(await db.objects.get(`${ns}k`)) === "v2", "the key does not hold the last successful write");
+  }],
+  ["a read gives back the bytes and etag written; a missing key reads null", async ({ db, ns }) => {
+    const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
+    const put = await db.objects.put(`${ns}bytes`, bytes);
+    const got = await db.objects.get(`${ns}bytes`);
+    expect(got !== null && got.etag === put?.etag, "the read's etag is not the write's");
+    expect(got?.data.length === 256 && got.data.every((/** @type {number} */ b, /** @type {number} */ i) => b === i), "the bytes read are not the bytes written");
+    expect((await db.objects.get(`${ns}absent`)) === null, "a key never written did not read null");
+  }],
+  ["write tokens (meta) round-trip: a claim whose response was lost is still won", async ({ store, ns }) => {
+    const faults = faultStore(store, {});
+    faults.inject("lostResponse", { op: "put", key: ns });
+    const claim = await new Fencepost(faults, { retry: RETRY }).claim(`${ns}tick`, { by: "me" });
+    expect(claim.won, "the write landed but was not recognised as ours on read-back: the store loses meta");
+  }],
+  ["16 concurrent claims of one key: exactly one winner, every other caller gets its value", async ({ store, ns }) => {
+    const racers = Array.from({ length: 16 }, (_, i) => new Fencepost(store, { retry: RETRY }).claim(`${ns}race`, { racer: i }));
+    const results = await Promise.all(racers);
+    const winners = results.filter((r) => r.won);
+    expect(winners.length === 1, `${winners.length} of 16 concurrent claims won: creates are not atomic`);
+    const value = JSON.stringify(winners[0]?.value);
+    expect(results.every((r) => JSON.stringify(r.value) === value), "a loser was told another value than the winner's");
+  }],
+  ["8 concurrent compare-and-swap increments: none lost", async ({ store, ns }) => {
+    const bump = () => new Fencepost(store, { retry: RETRY }).doc(`${ns}counter`).update((/** @type {number} */ n) => n + 1, { create: 0, maxAttempts: 40 });
+    await Promise.all(Array.from({ length: 8 }, bump));
+    const got = await new Fencepost(store, {}).doc(`${ns}counter`).get({});
+    expect(got?.value === 8, `the counter is ${got?.value} after 8 increments: compare-and-swap is not atomic`);
+  }],
+  ["leases: each acquisition a higher epoch; a replaced holder is fenced", async ({ store, ns }) => {
+    const clock = manualClock(undefined);
+    const db = new Fencepost(store, { clock, retry: RETRY });
+    const first = await db.lease(`${ns}job`, { ttl: 10 });
+    expect(first?.epoch === 1, `a fresh lease had epoch ${first?.epoch}`);
+    expect((await new Fencepost(store, { clock, retry: RETRY }).lease(`${ns}job`, { ttl: 10 })) === null, "a held lease was taken");
+    await clock.advance(11);
+    const second = await new Fencepost(store, { clock, retry: RETRY }).lease(`${ns}job`, { ttl: 10 });
+    expect(second?.epoch === 2, `the lease taken over after expiry had epoch ${second?.epoch}`);
+    const fenced = await /** @type {any} */ (first).renew().then(() => "renewed", (/** @type {any} */ e) => e?.code);
+    expect(fenced === "LEASE_LOST", `the replaced holder's renewal was ${fenced}, not LEASE_LOST`);
+    await /** @type {any} */ (second).release();
+  }],
+  ["listing: the keys under a prefix, in ascending byte order, resumable after a key", async ({ db, ns }) => {
+    const keys = ["b", "a", "c/d", "c-e", "z", "\u00e9", "\u{1F600}"].map((k) => `${ns}list/${k}`);
+    for (const k of keys) await db.objects.put(k, "x");
+    await db.objects.put(`${ns}other`, "x");
+    const bytes = (/** @type {string} */ k) => new TextEncoder().encode(k);
+    const byBytes = (/** @type {string} */ a, /** @type {string} */ b) => {
+      const [x, y] = [bytes(a), bytes(b)];
+      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+      return x.length - y.length;
+    };
+    const want = [...keys].sort(byBytes);
+    const listed = await db.objects.list(`${ns}list/`);
+    expect(JSON.stringify(listed) === JSON.stringify(want), `listed ${JSON.stringify(listed)}, expected ${JSON.stringify(want)}`);
+    const after = [];
+    for await (const e of db.objects.entries(`${ns}list/`, { startAfter: want[2] })) after.push(e.key);
+    expect(JSON.stringify(after) === JSON.stringify(want.slice(3)), `entries after ${want[2]}: ${JSON.stringify(after)}`);
+  }],
+  ["a read naming the current etag answers not modified; after a write, the new version", async ({ db, ns }) => {
+    const put = await db.objects.put(`${ns}k`, "v1");
+    const same = await db.objects.get(`${ns}k`, { ifNoneMatch: /** @type {any} */ (put).etag });
+    expect(same !== null && "notModified" in same, "an unchanged key did not answer not modified");
+    await db.objects.put(`${ns}k`, "v2");
+    const changed = await db.objects.get(`${ns}k`, { ifNoneMatch: /** @type {any} */ (put).etag });
+    expect(changed !== null && "data" in changed && text(changed) === "v2", "a changed key did not answer its new version");
+  }],
+  ["delete: a deleted key reads null; deleting a missing key is no error; prune keeps a held lease", async ({ store, db, ns }) => {
+    await db.objects.put(`${ns}k`, "x");
+    await db.objects.delete(`${ns}k`);
+    expect((await db.objects.get(`${ns}k`)) === null, "a deleted key still reads");
+    await db.objects.delete(`${ns}never`);
+    await db.objects.put(`${ns}old/a`, "x");
+    const held = await db.lease(`${ns}old/lease`, { ttl: 86_400 });
+    // Everything is older than zero seconds from an hour on.
+    const later = new Fencepost(store, { now: () => Date.now() + 3_600_000, retry: RETRY });
+    // A store that lists no lastModified has nothing prune can judge by: it then deletes nothing.
+    let dated = false;
+    for await (const e of db.objects.entries(`${ns}old/a`)) dated = e.lastModified !== null;
+    const pruned = await later.prune(`${ns}old/`, { olderThan: 1 });
+    const want = dated ? [`${ns}old/a`] : [];
+    expect(JSON.stringify(pruned.keys) === JSON.stringify(want), `prune deleted ${JSON.stringify(pruned.keys)}, not ${JSON.stringify(want)}`);
+    expect((await db.objects.get(`${ns}old/lease`)) !== null, "prune deleted a held lease");
+    await /** @type {any} */ (held).release();
+  }],
+  ["keys with slashes, spaces, quotes, non-ASCII and 900 bytes round-trip", async ({ db, ns }) => {
+    const keys = ["a/b/c", "with space", "q'u\"o?te&=+", "caf\u00e9/\u65e5\u672c/\u{1F600}", "k".repeat(900 - new TextEncoder().encode(ns).length)];
+    for (const k of keys) {
+      await db.objects.put(`${ns}${k}`, k);
+      expect(text(await db.objects.get(`${ns}${k}`)) === k, `key ${JSON.stringify(k.slice(0, 40))} did not round-trip`);
+    }
+  }],
+  ["each operation costs the fewest requests (claim 1 won, 2 lost; lease 2 fresh, 1 held; renew 1; doc.update 1 on a current handle)", async ({ store, ns }) => {
+    const counted = countingStore(store);
+    const db = new Fencepost(counted, {});
+    const cost = async (/** @type {string} */ what, /** @type {() => Promise<unknown>} */ fn, /** @type {number} */ want) => {
+      counted.resetRequestCounts();
+      await fn();
+      const { total } = counted.requestCounts();
+      expect(total === want, `${what} cost ${total} requests, not ${want}`);
+    };
+    await cost("a won claim", () => db.claim(`${ns}c`, 1), 1);
+    await cost("a lost claim", () => db.claim(`${ns}c`, 2), 2);
+    /** @type {any} */
+    let lease;
+    await cost("a fresh lease", async () => (lease = await db.lease(`${ns}l`, { ttl: 60 })), 2);
+    await cost("a held lease", () => new Fencepost(counted, {}).lease(`${ns}l`, { ttl: 60 }), 1);
+    await cost("a renewal", () => lease.renew(), 1);
+    await cost("a release", () => lease.release(), 1);
+    const doc = db.doc(`${ns}d`);
+    await doc.update((/** @type {number} */ n) => n + 1, { create: 0 });
+    await cost("doc.update on a current handle", () => doc.update((/** @type {number} */ n) => n + 1), 1);
+  }],
+];
+
+/** Delete what a case wrote (best effort: a store failing here has failed its case already). */
+async function cleanUp(/** @type {any} */ db, /** @type {string} */ ns) {
+  try {
+    for (const key of await db.objects.list(ns)) await db.objects.delete(key);
+  } catch {
+    // left for the store's own clean-up (a lifecycle rule on __fencepost_conformance/)
+  }
+}
+
+/** One case on a fresh prefix of `store`. */
+async function runCase(/** @type {any} */ store, /** @type {(typeof CASES)[number][1]} */ fn) {
+  const ns = `__fencepost_conformance/${random()}/`;
+  const db = new Fencepost(store, { retry: RETRY });
+  try {
+    await fn({ store, ns, db });
+  } finally {
+    await cleanUp(db, ns);
+  }
+}
+
+/** @typedef {{ok: boolean, passed: number, failed: number, cases: {name: string, ok: boolean, error?: string}[]}} StoreConformanceReport */
+
+/**
+ * Run the store conformance cases against `store`. With `{test}` — node:test's or bun:test's
+ * `test`, vitest's `test`/`it`, `Deno.test`: anything called as `test(name, fn)` — each case is
+ * registered as a test of that runner and nothing is returned. Without it, every case runs now, one
+ * after another, and the Promise resolves to `{ok, passed, failed, cases: [{name, ok, error?}]}`.
+ * @overload
+ * @param {any} store @param {{test: (name: string, fn: () => Promise<void>) => unknown}} opts
+ * @returns {void}
+ */
+/**
+ * @overload
+ * @param {any} store @param {{}} [opts]
+ * @returns {Promise<StoreConformanceReport>}
+ */
+/**
+ * @param {any} store @param {any} [opts]
+ * @returns {Promise<StoreConformanceReport> | void}
+ */
+export function storeConformance(store, opts) {
+  const { test } = options(opts, { test: "function" }, "storeConformance options");
+  const s = toStore(store);
+  if (test) {
+    for (const [name, fn] of CASES) test(name, () => runCase(s, fn));
+    return;
+  }
+  return (async () => {
+    /** @type {{name: string, ok: boolean, error?: string}[]} */
+    const cases = [];
+    for (const [name, fn] of CASES) {
+      try {
+        await runCase(s, fn);
+        cases.push({ name, ok: true });
+      } catch (e) {
+        cases.push({ name, ok: false, error: e instanceof Error ? e.message : String(e) });
+      }
+    }
+    const failed = cases.filter((c) => !c.ok).length;
+    return { ok: failed === 0, passed: cases.length - failed, failed, cases };
+  })();
+}

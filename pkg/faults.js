@@ -1,0 +1,162 @@
+// The testing toolkit's fault store and manual clock (re-exported by fencepost/testing): thin
+// handles on the core's FaultStore and ManualClock, which judge every fault and a clock's start.
+
+import { InvalidArgument, pinNames } from "./errors.js";
+import { options } from "./options.js";
+import { MANUAL_CLOCK, RECIPE, holdsState, isReady, nextId, runSync } from "./binding.js";
+import { Store, toStore } from "./stores.js";
+
+const INJECT_OPTIONS = /** @type {const} */ ({ op: "string", key: "string", times: "number" });
+const FAULT_OPTIONS = /** @type {const} */ ({ status: "number", code: "string", delay: "number" });
+
+/** A store wrapper that injects faults and counts requests. */
+export class FaultStore extends Store {
+  /** @internal */
+  constructor(/** @type {Store} */ inner, /** @type {ManualClock | undefined} */ clock, /** @type {number | undefined} */ timeout) {
+    super("fault", { inner: inner[RECIPE], clock: clock?.[RECIPE], timeout }, { inner });
+    /** @type {"fault"} */
+    this.kind;
+  }
+
+  /**
+   * Apply `fault` to the next `times` (default 1) requests matching `op` (get | put | delete | list;
+   * any when omitted — a lost response: puts) and `key` (a key prefix):
+   * `"lostResponse"` (the request is carried out, its answer lost), `"transport"` (nothing is
+   * sent), `"conflict"` (a competing write of the same bytes lands just before a put), `"hang"`
+   * (never answered: it fails after the store's `timeout`, 30 s by default, nothing applied), `{status}`
+   * (e.g. 500, 503, 429, 409; optional S3 `code`), `{delay: seconds}` (on the manual clock when
+   * the store was made with one).
+   */
+  inject(/** @type {any} */ fault, /** @type {any} */ opts) {
+    const o = options(opts, INJECT_OPTIONS, "inject options");
+    const f = fault !== null && typeof fault === "object" ? options(fault, FAULT_OPTIONS, "fault") : null;
+    const kind = typeof fault === "string" ? fault : undefined;
+    this.#bound("store.inject", { kind, status: f?.status ?? undefined, code: f?.code ?? undefined, delay: f?.delay ?? undefined,
+      op: o.op ?? undefined, key: o.key ?? undefined, times: o.times ?? undefined });
+    return this;
+  }
+
+  /**
+   * Answer 429 (`SlowDown`) to writes (PUT, DELETE) past `perKey` to one key within a second, as
+   * R2 does past one write per second per key; `null` lifts the limit. Seconds are the manual
+   * clock's when the store was made with one.
+   */
+  limitWrites(/** @type {any} */ opts) {
+    const perKey = opts === null ? null : options(opts, { perKey: "number" }, "limitWrites options").perKey;
+    if (opts !== null && perKey == null) throw new InvalidArgument("limitWrites needs {perKey}, or null to lift the limit");
+    this.#bound("store.limitWrites", { perKey: perKey ?? undefined });
+    return this;
+  }
+
+  /**
+   * Answer nothing for `seconds` from now (on the manual clock when the store was made with one),
+   * then resume: a request made meanwhile waits for the pause to end, or fails as unanswered
+   * after the store's `timeout` when the pause outlasts it.
+   */
+  pause(/** @type {number} */ seconds) {
+    if (typeof seconds !== "number") throw new InvalidArgument("pause(seconds) needs a number of seconds");
+    this.#bound("store.pause", { seconds });
+    return this;
+  }
+
+  /** Forget every fault not yet applied. */
+  clearFaults() {
+    if (isReady()) this.#bound("store.clearFaults", {});
+  }
+
+  /** A call on this store's rules. @param {string} op @param {Record<string, unknown>} args */
+  #bound(op, args) {
+    if (!isReady()) throw new InvalidArgument("fencepost is not loaded yet: await initWasm() before injecting faults");
+    runSync(op, this[RECIPE], { args });
+  }
+}
+
+/**
+ * Wrap any store (or an R2 binding) to inject faults; `{clock}` makes injected delays, hangs and
+ * pauses manual; `{timeout}` (seconds, default 30) is how long a hung or paused request waits
+ * before it fails as unanswered.
+ */
+export function faultStore(/** @type {any} */ store, /** @type {any} */ opts) {
+  const { clock, timeout } = options(opts, { clock: "object", timeout: "number" }, "faultStore options");
+  if (clock != null && !(clock instanceof ManualClock)) throw new InvalidArgument("faultStore options.clock must be a manualClock()");
+  return new FaultStore(toStore(store), clock ?? undefined, timeout ?? undefined);
+}
+
+/** A clock that moves only when told to; pass it as `new Fencepost(store, {clock})`. */
+export class ManualClock {
+  /** The clock as the core knows it (its time is held there, under this id). */
+  #recipe;
+
+  /** @internal */
+  constructor(/** @type {number | undefined} */ startMs) {
+    if (!isReady()) {
+      throw new InvalidArgument("fencepost is not loaded yet: await initWasm() before creating a manualClock (browsers)");
+    }
+    const id = nextId();
+    this.#recipe = { id, start: startMs };
+    holdsState(this, id);
+    this.now(); // made at once: the core's message names manualClock(start) itself
+  }
+
+  /** @internal */
+  get [RECIPE]() {
+    return this.#recipe;
+  }
+
+  /** @internal */
+  get [MANUAL_CLOCK]() {
+    return true;
+  }
+
+  /** Milliseconds since the epoch, as `Date.now()`. */
+  now() {
+    return /** @type {number} */ (runSync("clock.now", this.#recipe).json);
+  }
+
+  /**
+   * Move time forward by `seconds`, running every wait fencepost made that falls due, in due order
+   * (backoff, keep-alive, `waitFor` polls, `lease({wait})`, injected delays): each one's
+   * continuation runs before time moves on. Resolves once they have.
+   */
+  async advance(/** @type {number} */ seconds) {
+    if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0) {
+      throw new InvalidArgument("advance(seconds) needs a finite number of seconds >= 0");
+    }
+    const target = this.now() + seconds * 1000;
+    // Calls made just before (`const p = db.claim(…); await clock.advance(1)`) have not started
+    // their waits yet: let them, then fire timers one due instant at a time. Bounded, so a task
+    // that keeps re-arming a due timer cannot hang the test.
+    await this.#settle();
+    for (let steps = 0; runSync("clock.stepUntil", this.#recipe, { args: { until: target } }).json && steps < 100_000; steps++) await this.#settle();
+    await this.#settle();
+  }
+
+  /**
+   * Let woken tasks run: a macrotask drains what they queue on the memory store; against a real
+   * store (S3, R2) also wait, in real time, for the requests they sent to be answered (bounded).
+   */
+  async #settle() {
+    await macrotask();
+    for (const until = Date.now() + 60_000; runSync("clock.ioInFlight", this.#recipe).json > 0 && Date.now() < until;) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      await macrotask();
+    }
+  }
+
+  toJSON() {
+    return { now: new Date(this.now()).toISOString() };
+  }
+}
+pinNames({ FaultStore, ManualClock });
+
+/** `manualClock(start?)`: start is a Date or ms since the epoch (the core's default when not given). */
+export function manualClock(/** @type {Date | number | undefined} */ start) {
+  const ms = start instanceof Date ? start.getTime() : start;
+  if (ms !== undefined && typeof ms !== "number") throw new InvalidArgument("manualClock(start) needs a Date or a number of ms");
+  return new ManualClock(ms);
+}
+
+/** One macrotask: every microtask queued before it has run. */
+function macrotask() {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
