@@ -48,3 +48,33 @@ async fn a_dropped_holder_releases_its_lease_in_the_background() {
     assert_eq!(again, fencepost::Once::Done { value: 2, ran: true }, "a dropped run is run again at once");
     assert!(pool.acquire(PermitOptions::default()).await.unwrap().is_some(), "the permit came back");
 }
+
+/// The fault store's unanswered requests: a `Hang` fails after the store's timeout with nothing
+/// applied; a pause holds requests until it ends, or fails them when it outlasts the timeout.
+#[test]
+fn a_hang_fails_after_the_timeout_and_a_pause_holds_requests_until_it_ends() {
+    use fencepost::Clock;
+    use fencepost::store::{ObjectStore, Op, Precondition, WriteMeta};
+    use fencepost::testing::{FaultStore, Injected, ManualClock, Rule};
+    futures::executor::block_on(async {
+        let clock = Arc::new(ManualClock::auto_advancing(ManualClock::START_2026));
+        let store = FaultStore::with_clock(MemoryStore::new(), clock.clone());
+        store.set_timeout(5.0).unwrap();
+        assert!(store.set_timeout(0.0).is_err(), "a timeout is > 0");
+        let elapsed = |since: fencepost::Timestamp| since.secs_until(clock.now().unwrap());
+        store.add_rule(Rule { fault: Injected::Hang, op: Some(Op::Put), key_prefix: String::new(), times: 1 });
+        let t0 = clock.now().unwrap();
+        let hung = store.put("k", b"v", &Precondition::IfAbsent, &WriteMeta::default()).await.unwrap_err();
+        assert!(hung.message.contains("no answer within 5 s"), "{}", hung.message);
+        assert_eq!(elapsed(t0), 5.0);
+        assert!(store.get("k").await.unwrap().is_none(), "nothing applied");
+        store.pause(3.0);
+        let t1 = clock.now().unwrap();
+        assert!(store.get("k").await.unwrap().is_none());
+        assert_eq!(elapsed(t1), 3.0, "held until the pause ended");
+        store.pause(60.0);
+        let t2 = clock.now().unwrap();
+        assert!(store.get("k").await.is_err(), "a pause past the timeout fails the request");
+        assert_eq!(elapsed(t2), 5.0);
+    });
+}
