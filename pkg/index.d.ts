@@ -207,7 +207,10 @@ export interface CustomStoreImpl {
 export declare function customStore(impl: CustomStoreImpl, options?: JsStoreOptions): Store;
 
 /** Deno KV (`await Deno.openKv()`) as a store: atomic checks on versionstamps; values up to 64 KiB. */
-export declare function denoKvStore(kv: unknown, options?: JsStoreOptions): Store;
+export declare function denoKvStore(kv: unknown, options?: JsStoreOptions & {
+  /** The KV key parts every fencepost key goes under (default `["fencepost"]`). */
+  namespace?: readonly (string | number | bigint | boolean | Uint8Array)[];
+}): Store;
 
 /** A Durable Object's storage (`ctx.storage`) as a store, used from inside that object: one object's storage for a whole key space. */
 export declare function durableObjectStore(storage: unknown, options?: JsStoreOptions): Store;

@@ -180,7 +180,7 @@ fi
 if want deno; then
   report=$LOGS/deno.junit.xml
   stage deno count_plain junit "$report" deno test --allow-read --allow-env --allow-net=127.0.0.1 --config tests/js/deno.json \
-    --junit-path="$report" tests/js/deno.test.mjs
+    --unstable-kv --allow-write="${TMPDIR:-/tmp}" --junit-path="$report" tests/js/deno.test.mjs tests/js/deno-kv.test.mjs
 fi
 if want bun; then
   # The same suite in Bun (npm `bun`), through the package's "bun" export condition.

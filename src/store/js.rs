@@ -14,7 +14,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::{
     FailureKind, IfChanged, ListPage, Listed, ObjectStore, Precondition, PutOutcome, StoreError, StoreResult,
-    StoredObject, WriteMeta, normalize_etag,
+    StoredObject, WriteMeta,
 };
 use crate::base::error::{Error, Result};
 use crate::base::future::{Either, race};
@@ -90,8 +90,10 @@ impl JsStore {
         StoreError::new(FailureKind::Fatal, Some("MalformedResponse"), None, format!("{} {what}", self.name))
     }
 
+    /// An etag as the store gave it: opaque, handed back unchanged in `ifMatch` (a store that
+    /// quotes its etags gets them quoted).
     fn etag(&self, value: JsValue, method: &str) -> StoreResult<String> {
-        match value.as_string().map(|e| normalize_etag(&e)) {
+        match value.as_string() {
             Some(e) if !e.is_empty() => Ok(e),
             _ => Err(self.malformed(&format!("{method}: an answer without an etag"))),
         }
@@ -216,7 +218,7 @@ impl ObjectStore for JsStore {
                 let e: &HostAnswer = entry.unchecked_ref();
                 Some(Listed {
                     key: e.key().as_string()?,
-                    etag: e.etag().as_string().map(|t| normalize_etag(&t)),
+                    etag: e.etag().as_string(),
                     size: e.size().as_f64().filter(|s| *s >= 0.0).map(|s| s as u64),
                     last_modified: modified(&e.modified()),
                 })

@@ -1,5 +1,5 @@
-// The JS conformance suite under Node's test runner, on the installed package: memory, SeaweedFS, moto,
-// Azurite, fake-gcs-server.
+// The JS conformance suite under Node's test runner, on the installed package: memory, a custom store
+// (a JS Map through customStore), SeaweedFS, moto, Azurite, fake-gcs-server.
 import { describe, test } from "node:test";
 import { inspect } from "node:util";
 import * as lib from "fencepost";
@@ -8,12 +8,14 @@ import * as zod from "zod";
 import * as valibot from "valibot";
 import { cases } from "./suite.js";
 import { cloudFactories, s3Factories, serverSettings } from "../../js/support/servers.js";
+import { mapStoreImpl } from "../../js/support/map-store.js";
 
 // SeaweedFS, moto, Azurite and fake-gcs-server when running (scripts/test.sh starts them); memory
 // alone otherwise.
 const settings = serverSettings();
 const stores = {
   memory: () => lib.memoryStore(),
+  custom: () => lib.customStore(mapStoreImpl()),
   ...s3Factories(lib, settings, "node"),
   ...cloudFactories(lib, settings, "node"),
 };
