@@ -13,8 +13,12 @@ function byBytes(/** @type {string} */ a, /** @type {string} */ b) {
   return x.length - y.length;
 }
 
-/** The `impl` of a custom store over a Map; `pageSize` keys a list page (1,000 as S3: the suite counts list requests). */
-export function mapStoreImpl({ pageSize = 1000 } = {}) {
+/**
+ * The `impl` of a custom store over a Map; `pageSize` keys a list page (1,000 as S3: the suite
+ * counts list requests). The `ignore…` and `loseMeta` flags break it the ways store conformance must
+ * catch.
+ */
+export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfNoneMatch = false, loseMeta = false } = {}) {
   /** @type {Map<string, {data: Uint8Array, etag: string, meta: Record<string, string>, lastModified: number}>} */
   const objects = new Map();
   let version = 0;
@@ -25,10 +29,10 @@ export function mapStoreImpl({ pageSize = 1000 } = {}) {
     },
     put(/** @type {string} */ key, /** @type {Uint8Array} */ data, /** @type {any} */ { ifMatch, ifNoneMatch, meta }) {
       const current = objects.get(key);
-      if (ifNoneMatch === "*" && current) return null;
-      if (ifMatch !== undefined && current?.etag !== ifMatch) return null;
+      if (!ignoreIfNoneMatch && ifNoneMatch === "*" && current) return null;
+      if (!ignoreIfMatch && ifMatch !== undefined && current?.etag !== ifMatch) return null;
       const etag = `v${++version}`;
-      objects.set(key, { data: data.slice(), etag, meta: { ...meta }, lastModified: Date.now() });
+      objects.set(key, { data: data.slice(), etag, meta: loseMeta ? {} : { ...meta }, lastModified: Date.now() });
       return { etag };
     },
     delete(/** @type {string} */ key, /** @type {any} */ { ifMatch }) {

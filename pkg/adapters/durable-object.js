@@ -40,14 +40,22 @@ function refused(message, code, status) {
 /** A string's size in a V8 serialisation, at most: two bytes a character plus its tag and length. @param {string} s */
 const serialised = (s) => 2 * s.length + 6;
 
-/** The object's storage backend, judged once: SQL runs only on SQLite-backed objects. @param {any} storage */
+/** @type {WeakMap<object, boolean>} */
+const BACKENDS = new WeakMap();
+
+/** Whether the object is SQLite-backed (SQL runs only there), judged once per storage. @param {any} storage */
 function isSqlite(storage) {
-  try {
-    storage.sql.exec("SELECT 1");
-    return true;
-  } catch {
-    return false;
+  let sqlite = BACKENDS.get(storage);
+  if (sqlite === undefined) {
+    try {
+      storage.sql.exec("SELECT 1");
+      sqlite = true;
+    } catch {
+      sqlite = false;
+    }
+    BACKENDS.set(storage, sqlite);
   }
+  return sqlite;
 }
 
 /**
@@ -60,9 +68,7 @@ export function durableObjectStore(storage, settings) {
     throw new InvalidArgument(
       `durableObjectStore needs a Durable Object's storage (ctx.storage, with get, put, delete, list and transaction; missing ${missing.join(", ")})`);
   }
-  /** @type {boolean | undefined} */
-  let sqlite;
-  const backend = () => (sqlite ??= isSqlite(storage));
+  const backend = () => isSqlite(storage);
 
   /** Refuses a record the backend would not hold, naming the limit. @param {string} key @param {string} stored @param {object} record */
   function fits(key, stored, /** @type {{data: Uint8Array, etag: string, meta: Record<string, string>}} */ record) {

@@ -25,3 +25,23 @@ for (const [name, makeStore] of Object.entries(stores)) {
     for (const c of cases({ lib, makeStore, schemas: { zod, valibot }, inspect, testing })) test(c.name, c.fn);
   });
 }
+
+// Store conformance must fail, naming the case, on a store that breaks what fencepost relies on.
+describe("node / store conformance catches a broken custom store", () => {
+  const broken = {
+    "ignores ifMatch": [{ ignoreIfMatch: true }, "a compare-and-swap lands on the current etag only (If-Match)"],
+    "ignores ifNoneMatch": [{ ignoreIfNoneMatch: true }, "a create-only write of an existing key is refused (If-None-Match: *)"],
+    "loses meta": [{ loseMeta: true }, "write tokens (meta) round-trip: a claim whose response was lost is still won"],
+  };
+  for (const [what, [flaws, caseName]] of Object.entries(broken)) {
+    test(`a custom store that ${what} fails "${caseName}"`, async () => {
+      const report = await testing.storeConformance(lib.customStore(mapStoreImpl(flaws)));
+      const failed = report.cases.filter((c) => !c.ok).map((c) => c.name);
+      if (report.ok || !failed.includes(caseName)) throw new Error(`expected "${caseName}" among the failures, got ${JSON.stringify(failed)}`);
+    });
+  }
+  test("a correct custom store passes every case", async () => {
+    const report = await testing.storeConformance(lib.customStore(mapStoreImpl()));
+    if (!report.ok || report.cases.length < 12) throw new Error(JSON.stringify(report.cases.filter((c) => !c.ok)));
+  });
+});

@@ -4,8 +4,12 @@
 //   r2      — Miniflare's local R2 simulator behind the env.BUCKET binding (fresh prefix per case)
 //   seaweed — SeaweedFS over fetch + SigV4 (FENCEPOST_SEAWEED_* passed as text bindings)
 //   moto    — moto over fetch, when FENCEPOST_MOTO_* is set
-// Prints one `ok`/`not ok` line per case, per-store totals, and finally `N passed, M failed`;
-// exits non-zero on any failure. Workerd binds 127.0.0.1 only; everything is disposed at the end.
+//   do-kv, do-sqlite — durableObjectStore(ctx.storage) inside a Durable Object (KV-backed and
+//             SQLite-backed classes of durable-object.mjs): the suite, the Durable Object checks,
+//             storeConformance's report (one run, one result per case)
+// Prints one `ok`/`not ok` line per result (a run may give several; `#` lines under one are its
+// notes), per-store totals, and finally `N passed, M failed`; exits non-zero on any failure.
+// Workerd binds 127.0.0.1 only; everything is disposed at the end.
 //
 //   node tests/js/workerd/run.mjs [store ...]     (default: every configured store)
 import { dirname, basename, resolve } from "node:path";
@@ -42,6 +46,11 @@ async function main() {
     compatibilityDate: "2026-04-01",
     r2Buckets: ["BUCKET"],
     r2Persist: false,
+    durableObjects: {
+      FENCEPOST_DO_KV: "FencepostKvObject",
+      FENCEPOST_DO_SQLITE: { className: "FencepostSqliteObject", useSQLite: true },
+    },
+    durableObjectsPersist: false,
     bindings: settings,
     log: new Log(LogLevel.WARN),
   });
@@ -71,20 +80,24 @@ async function main() {
       let sp = 0;
       let sf = 0;
       for (let i = 0; i < names.length; i++) {
-        n += 1;
-        let r;
+        let results;
         try {
-          r = (await call(`/run?store=${store}&case=${i}`)).results[0];
+          results = (await call(`/run?store=${store}&case=${i}`)).results;
+          if (!Array.isArray(results) || results.length === 0) throw new Error(`no results: ${JSON.stringify(results)}`);
         } catch (e) {
-          r = { name: `workerd / ${store} / ${names[i]}`, ok: false, ms: 0, error: String(e?.stack ?? e) };
+          results = [{ name: `workerd / ${store} / ${names[i]}`, ok: false, ms: 0, error: String(e?.stack ?? e) }];
         }
-        if (r.ok) {
-          sp += 1;
-          console.log(`ok ${n} - ${r.name} (${r.ms} ms)`);
-        } else {
-          sf += 1;
-          console.log(`not ok ${n} - ${r.name} (${r.ms} ms)`);
-          console.log(String(r.error).split("\n").map((l) => `    ${l}`).join("\n"));
+        for (const r of results) {
+          n += 1;
+          if (r.ok) {
+            sp += 1;
+            console.log(`ok ${n} - ${r.name} (${r.ms} ms)`);
+          } else {
+            sf += 1;
+            console.log(`not ok ${n} - ${r.name} (${r.ms} ms)`);
+            console.log(String(r.error).split("\n").map((l) => `    ${l}`).join("\n"));
+          }
+          for (const note of r.notes ?? []) console.log(`#     ${note}`);
         }
       }
       passed += sp;

@@ -4,8 +4,10 @@
 //
 //   GET /cases?store=S          → {names: [...]}
 //   GET /run?store=S&case=N     → runCases() result for case N on store S
-// Stores: r2 (the R2 binding env.BUCKET, a fresh prefix per case), and every S3 server whose
-// FENCEPOST_<NAME>_* settings arrive as text bindings (seaweed, moto, azurite, fakegcs).
+// Stores: r2 (the R2 binding env.BUCKET, a fresh prefix per case), every S3 server whose
+// FENCEPOST_<NAME>_* settings arrive as text bindings (seaweed, moto, azurite, fakegcs), and
+// do-kv / do-sqlite: durableObjectStore inside a Durable Object of each storage backend, where
+// /cases and /run are forwarded to run (durable-object.mjs).
 import * as lib from "fencepost";
 import * as testing from "fencepost/testing";
 import * as zod from "zod";
@@ -13,6 +15,9 @@ import * as valibot from "valibot";
 import { cases } from "../suite.js";
 import { runCases } from "../harness.js";
 import { CLOUD_SERVERS, cloudFactories, freshPrefix, s3Factories } from "../../../js/support/servers.js";
+import { DO_STORES } from "./durable-object.mjs";
+
+export { FencepostKvObject, FencepostSqliteObject } from "./durable-object.mjs";
 
 function storesFor(env) {
   const stores = { r2: () => lib.r2Store(env.BUCKET, { prefix: freshPrefix("workerd-r2") }) };
@@ -34,7 +39,12 @@ export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     const store = url.searchParams.get("store") ?? "";
-    if (url.pathname === "/stores") return json({ stores: Object.keys(storesFor(env)) });
+    const objects = Object.keys(DO_STORES).filter((name) => env[DO_STORES[name]]);
+    if (url.pathname === "/stores") return json({ stores: [...Object.keys(storesFor(env)), ...objects] });
+    if (objects.includes(store)) {
+      const ns = env[DO_STORES[store]];
+      return ns.get(ns.idFromName("suite")).fetch(request);
+    }
     const list = caseList(env, store);
     if (!list) return json({ error: `unknown store ${JSON.stringify(store)}` }, 400);
     if (url.pathname === "/cases") return json({ names: list.map((c) => c.name) });
