@@ -110,7 +110,7 @@
 //   host        the host's clock and timers, randomness, float parsing, JS host calls (wasm), tokio (native I/O)
 //   codec       canonical JSON, tokens, hex/base64, key rules
 //   store       the `ObjectStore` trait, its decorators (prefix, counting, fault) and backends
-//               (memory, s3, azure, gcs, r2), which never import each other, only the HTTP kit
+//               (memory, s3, azure, gcs, r2, js), which never import each other, only the HTTP kit
 //               (http) the HTTP ones share
 //   objects     the layer-0 API (`Objects`), the one retry loop, ambiguous-write resolution
 //   claim, lease, doc      the primitives

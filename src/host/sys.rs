@@ -106,7 +106,7 @@ extern "C" {
 
 #[wasm_bindgen]
 extern "C" {
-    /// A store written in JS as the JS layer hands it over (`pkg/custom-store.js`): four calls that
+    /// A store written in JS as the JS layer hands it over (`pkg/host-stores.js`): four calls that
     /// each return a Promise, with fixed shapes; see `crate::store::js`.
     #[wasm_bindgen(extends = Object)]
     pub(crate) type HostStore;

@@ -1,8 +1,8 @@
 //! A store written in JavaScript (wasm32 only): the npm package's `customStore({get, put, delete,
 //! list})`, and the adapters built on it (the R2 binding, Deno KV, a Durable Object's storage).
 //!
-//! The JS layer normalises the user's object into a [`HostStore`] of four calls with fixed shapes
-//! and turns whatever it throws into a [`HostFailure`]; this side adds what every store gets from
+//! The JS layer normalises the user's object into a `HostStore` of four calls with fixed shapes
+//! and turns whatever it throws into a `HostFailure`; this side adds what every store gets from
 //! the core: one attempt per call, bounded by a per-attempt timeout (the call's `AbortSignal` is
 //! aborted when the attempt is abandoned, by the timeout or by the caller's cancel), and a failure
 //! the retry layer can act on (`retryable` failures of a write are resolved by reading back first,
@@ -24,7 +24,7 @@ use crate::host::sys::{HostAnswer, HostFailure, HostStore};
 use crate::time::{Clock, Timestamp};
 
 /// An [`ObjectStore`] over a JS object with `get`, `put`, `delete` and `list` in the shapes the
-/// npm package's JS layer hands over (see `pkg/custom-store.js`).
+/// npm package's JS layer hands over (see `pkg/host-stores.js`).
 pub struct JsStore {
     host: HostStore,
     name: String,

@@ -431,14 +431,15 @@ for (const runtime of Object.keys(RUNTIMES)) {
 
   test(`${runtime}: check passes on SeaweedFS (text and --json)`, { skip }, async () => {
     const prefix = freshPrefix(`cli-${runtime}`);
-    const text = await cli(runtime, prefix, ["check"]);
+    // 30 s per attempt, not the 10 s an operator gets: SeaweedFS can hold a racing PUT for seconds under load.
+    const text = await cli(runtime, prefix, ["check", "--timeout", "30s"]);
     assert.equal(text.code, 0, text.stderr);
     const out = lines(text.stdout);
     assert.match(out.at(-1), /^ok: /);
     assert.ok(out.slice(0, -1).every((l) => /^(ok  |FAIL|-- )\s+(required|optional)\s+\S/.test(l)), text.stdout);
     assert.ok(out.some((l) => /^ok\s+required\s+a 16-way create race has exactly one winner: /.test(l)), text.stdout);
 
-    const json = await cli(runtime, prefix, ["check", "--json"]);
+    const json = await cli(runtime, prefix, ["check", "--json", "--timeout", "30s"]);
     assert.equal(json.code, 0, json.stderr);
     const report = JSON.parse(json.stdout);
     assert.equal(report.ok, true);
