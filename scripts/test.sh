@@ -24,6 +24,7 @@ bash scripts/setup.sh || exit 1
 total_passed=0
 total_failed=0
 failed_stages=()
+timings=()
 
 # Run one stage; its own output goes to the terminal and to .run/test-logs/STAGE.log, and the
 # stage's parser turns that log into "passed failed": count_cargo reads cargo test's "test result:"
@@ -33,6 +34,7 @@ stage() {
   local name=$1 parser=$2; shift 2
   echo
   echo "=== $name: $*"
+  local started=$SECONDS
   "$@" 2>&1 | tee "$LOGS/$name.log"
   local rc=${PIPESTATUS[0]}
   read -r p f < <("$parser" "$LOGS/$name.log")
@@ -40,7 +42,8 @@ stage() {
   total_passed=$((total_passed + ${p:-0}))
   total_failed=$((total_failed + ${f:-0}))
   [ "$rc" -ne 0 ] && failed_stages+=("$name")
-  echo "=== $name: ${p:-0} passed, ${f:-0} failed (exit $rc)"
+  echo "=== $name: ${p:-0} passed, ${f:-0} failed (exit $rc) in $((SECONDS - started)) s"
+  timings+=("$name $((SECONDS - started))s")
 }
 
 count_cargo() { awk '/^test result:/ {p+=$4; f+=$6} END {print p+0, f+0}' "$1"; }
@@ -246,6 +249,8 @@ if want sim; then
 fi
 
 echo
+# Where the time goes (the whole suite should stay under 30 minutes from a clean clone).
+[ ${#timings[@]} -gt 0 ] && echo "stage times: ${timings[*]}; all: $SECONDS s"
 if [ ${#failed_stages[@]} -gt 0 ]; then
   echo "failed stages: ${failed_stages[*]} (logs in .run/test-logs/)"
 fi

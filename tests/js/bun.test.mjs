@@ -16,3 +16,6 @@ for (const [name, makeStore] of Object.entries(stores)) {
     test(`bun / ${name} / ${c.name}`, c.fn, 60_000);
   }
 }
+
+// storeConformance as bun:test users call it: each case a test of theirs.
+testing.storeConformance(lib.memoryStore(), { test: (name, fn) => test(`bun / storeConformance({test}) / ${name}`, fn, 60_000) });

@@ -26,6 +26,11 @@ for (const [name, makeStore] of Object.entries(stores)) {
   });
 }
 
+// storeConformance as node:test users call it: each case a test of theirs.
+describe("node / storeConformance({test})", () => {
+  testing.storeConformance(lib.memoryStore(), { test });
+});
+
 // Store conformance must fail, naming the case, on a store that breaks what fencepost relies on.
 describe("node / store conformance catches a broken custom store", () => {
   const broken = {

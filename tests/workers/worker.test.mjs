@@ -5,7 +5,7 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker, { createWorker } from "../../examples/worker.js";
-import { faultStore, manualClock } from "fencepost/testing";
+import { faultStore, manualClock, storeConformance } from "fencepost/testing";
 import { Fencepost } from "fencepost";
 import { CRON, call, captureEvents, fireTick, stallingStep } from "./helpers.mjs";
 
@@ -153,4 +153,9 @@ describe("operations: GET /leases", () => {
     expect(JSON.stringify(leases)).not.toContain(lease.holder);
     expect(leases.find((l) => l.key === "jobs/report-6")).toMatchObject({ held: false, released: true, status: "done", holder: null });
   });
+});
+
+// storeConformance as vitest users call it, on the local R2 bucket of wrangler.toml.
+describe("storeConformance(env.BUCKET, {test: it})", () => {
+  storeConformance(env.BUCKET, { test: it });
 });
