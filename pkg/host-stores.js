@@ -33,14 +33,21 @@ function malformed(/** @type {string} */ what) {
   return failure(`answered ${what}`, false, undefined, "MalformedResponse");
 }
 
-/** `fn()`'s answer; whatever it throws (or rejects with) becomes a failure the core reads. @template T @param {() => T} fn */
-async function calling(fn) {
+/**
+ * `fn()`'s answer; whatever it throws (or rejects with) becomes a failure the core reads, as
+ * `toFailure` classifies it (a custom store's own `retryable`, by default).
+ * @template T @param {() => T} fn @param {(e: any) => Error} [toFailure]
+ */
+async function calling(fn, toFailure = fromThrown) {
   try {
     return await fn();
   } catch (e) {
-    throw fromThrown(e);
+    throw toFailure(e);
   }
 }
+
+/** The methods of the four calls `obj` lacks. @param {any} obj */
+const missingCalls = (obj) => ["get", "put", "delete", "list"].filter((m) => typeof obj?.[m] !== "function");
 
 const isRecord = (/** @type {unknown} */ v) => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -84,7 +91,7 @@ function metaOf(meta) {
  * @param {any} impl
  */
 export function customHost(impl) {
-  const missing = ["get", "put", "delete", "list"].filter((m) => typeof impl?.[m] !== "function");
+  const missing = missingCalls(impl);
   if (missing.length) throw new InvalidArgument(`customStore needs an object with get, put, delete and list methods (missing ${missing.join(", ")})`);
   return {
     conditionalGet: false, // `get` takes no condition: the core compares etags itself
@@ -130,14 +137,13 @@ export function customHost(impl) {
 
 /** An R2 binding's failure: `TypeError`s and `RangeError`s are arguments it refused (nothing was
  * sent: not retried); anything else is the service's, after which a write may have landed. */
-async function r2(/** @type {() => Promise<any>} */ fn) {
-  try {
-    return await fn();
-  } catch (e) {
-    const refused = e instanceof TypeError || e instanceof RangeError;
-    throw failure(e instanceof Error ? e.message : String(e), !refused, e, refused ? "InvalidArgument" : undefined);
-  }
+function fromR2(/** @type {unknown} */ e) {
+  const refused = e instanceof TypeError || e instanceof RangeError;
+  return failure(e instanceof Error ? e.message : String(e), !refused, e, refused ? "InvalidArgument" : undefined);
 }
+
+/** A call of the R2 binding. @param {() => Promise<any>} fn */
+const r2 = (fn) => calling(fn, fromR2);
 
 /**
  * A Workers R2 binding (`env.BUCKET`) as the core calls a store: `onlyIf` for create-only, etag
@@ -147,7 +153,7 @@ async function r2(/** @type {() => Promise<any>} */ fn) {
  * @param {any} bucket
  */
 export function r2Host(bucket) {
-  if (["get", "put", "delete", "list"].some((m) => typeof bucket?.[m] !== "function")) {
+  if (missingCalls(bucket).length) {
     throw new InvalidArgument("expected an R2 bucket binding (an object with get, put, delete and list methods)");
   }
   const uploaded = (/** @type {any} */ o) => (o.uploaded instanceof Date ? o.uploaded.getTime() : undefined);

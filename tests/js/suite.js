@@ -9,7 +9,7 @@
 //   schemas?,     // {zod, valibot} when the runtime can import them
 // }
 
-function assert(cond, message) {
+export function assert(cond, message) {
   if (!cond) throw new Error(`assertion failed: ${message}`);
 }
 
@@ -22,13 +22,13 @@ function canonical(v) {
   return v;
 }
 
-function eq(actual, expected, message) {
+export function eq(actual, expected, message) {
   const a = JSON.stringify(canonical(actual));
   const e = JSON.stringify(canonical(expected));
   if (a !== e) throw new Error(`${message}: expected ${e}, got ${a}`);
 }
 
-async function rejects(promise, Class, message) {
+export async function rejects(promise, Class, message) {
   try {
     await promise;
   } catch (e) {

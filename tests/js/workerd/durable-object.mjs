@@ -13,7 +13,7 @@ import * as lib from "fencepost";
 import * as testing from "fencepost/testing";
 import * as zod from "zod";
 import * as valibot from "valibot";
-import { cases } from "../suite.js";
+import { assert, cases, eq, rejects } from "../suite.js";
 import { runCases } from "../harness.js";
 import { freshPrefix } from "../../../js/support/servers.js";
 
@@ -22,25 +22,6 @@ export const DO_STORES = { "do-kv": "FENCEPOST_DO_KV", "do-sqlite": "FENCEPOST_D
 
 const json = (body, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
-
-function assert(cond, message) {
-  if (!cond) throw new Error(`assertion failed: ${message}`);
-}
-
-function eq(actual, expected, message) {
-  const [a, e] = [JSON.stringify(actual), JSON.stringify(expected)];
-  if (a !== e) throw new Error(`${message}: expected ${e}, got ${a}`);
-}
-
-async function rejects(promise, Class, message) {
-  try {
-    await promise;
-  } catch (e) {
-    if (!(e instanceof Class)) throw new Error(`${message}: expected ${Class.name}, got ${e?.name}: ${e?.message}`);
-    return e;
-  }
-  throw new Error(`${message}: expected a ${Class.name} rejection, but it resolved`);
-}
 
 const RETRY = { maxAttempts: 4, baseDelay: 0.01, maxDelay: 0.05 };
 
