@@ -24,7 +24,7 @@ if ! RUSTC_BOOTSTRAP=1 CARGO_PROFILE_RELEASE_PANIC=immediate-abort \
 fi
 # With the types of the wasm boundary (fencepost.d.ts), which the JS layer is checked against.
 wasm-bindgen --target web --out-dir pkg --out-name fencepost \
-  target/wasm32-unknown-unknown/release/fencepost_js.wasm
+  "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/fencepost_js.wasm"
 # The JS layer type-checked (a call into the core with arguments in the wrong order, number or type
 # fails here) and its declarations written; the error classes' types ship as written from errors.js
 # itself, and index.d.ts and testing.d.ts are held to the rest, so neither can drift from the code.
