@@ -8,9 +8,9 @@ import { s3Factories, serverSettings } from "../js/support/servers.js";
 const t0 = performance.now();
 const lib = await import("fencepost");
 const loadMs = performance.now() - t0;
-const wasmBytes = readFileSync(new URL("../node_modules/fencepost/fencepost_bg.wasm", import.meta.url)).length;
+const wasmBytes = readFileSync(new URL("../node_modules/fencepost/dist/fencepost_bg.wasm", import.meta.url)).length;
 const compileStart = performance.now();
-await WebAssembly.compile(readFileSync(new URL("../node_modules/fencepost/fencepost_bg.wasm", import.meta.url)));
+await WebAssembly.compile(readFileSync(new URL("../node_modules/fencepost/dist/fencepost_bg.wasm", import.meta.url)));
 const compileMs = performance.now() - compileStart;
 
 const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, serverSettings(), "bench", ["SEAWEED"]) };

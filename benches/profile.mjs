@@ -36,7 +36,7 @@ async function profileOne(/** @type {string} */ store, /** @type {string} */ id)
   if (!sc) throw new Error(`unknown scenario ${id}; one of ${SCENARIOS.map((s) => s.id).join(", ")}`);
   if (process.env.PROFILE_POOLED_RANDOM === "1") poolRandom();
   const dir = process.env.FENCEPOST_PKG_DIR;
-  const lib = await import(dir ? pathToFileURL(join(resolve(dir), "node.js")).href : "fencepost");
+  const lib = await import(dir ? pathToFileURL(join(resolve(dir), "dist", "node.js")).href : "fencepost");
   const n = Number(process.env.PROFILE_N ?? (store === "memory" || store === "baseline" ? 20000 : 3000));
   const makers = /** @type {Record<string, () => any>} */ ({
     memory: () => new lib.Fencepost(lib.memoryStore()),

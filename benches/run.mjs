@@ -120,9 +120,10 @@ if (SECTIONS.has("sizes")) {
   const layerFiles = /** @type {string[][]} */ (JSON.parse(readFileSync(join(root, "scripts/js-layers.json"), "utf8")))
     .flat().filter((f) => !notLoaded.has(f) && !f.startsWith("testing/"));
   const files = /** @type {Record<string, any>} */ ({});
-  for (const f of layerFiles) files[f] = await jsFigures(join(fpDir, f));
+  // Per source module (pkg/): the package ships them bundled (dist/, measured as the browser bundle below).
+  for (const f of layerFiles) files[f] = await jsFigures(join(root, "pkg", f));
   const layer = sum(Object.values(files));
-  const glue = await jsFigures(join(fpDir, "fencepost.js"));
+  const glue = await jsFigures(join(root, "pkg", "fencepost.js"));
   // What a bundler ships for the browser entry: every JS module in one minified file (the .wasm apart).
   const bundled = await esbuild.build({
     entryPoints: [join(fpDir, "browser.js")], bundle: true, minify: true, format: "esm", platform: "browser", write: false, logLevel: "silent",

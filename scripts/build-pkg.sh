@@ -62,3 +62,6 @@ if [ "$gz" -gt "$budget" ]; then
   echo "build-pkg: the wasm is $gz bytes gzipped, over its budget of $budget (scripts/size-budget.json)" >&2
   exit 1
 fi
+# What the package ships: each entry bundled, with one chunk they share, and the wasm beside them
+# in pkg/dist/ (scripts/bundle-pkg.mjs).
+node scripts/bundle-pkg.mjs

@@ -23,7 +23,7 @@ export { stopServer };
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const i = process.argv.indexOf("--port");
   const port = Number(i > 0 ? process.argv[i + 1] : process.env.PORT ?? 0);
-  if (!existsSync(join(ROOT, "node_modules", "fencepost", "browser.js"))) {
+  if (!existsSync(join(ROOT, "node_modules", "fencepost", "dist", "browser.js"))) {
     console.error("node_modules/fencepost is missing: run `npm run build` first (it builds and installs the package)");
     process.exit(1);
   }

@@ -43,7 +43,7 @@ export async function bundleWorker(entry, root) {
   });
   // The package must have resolved through its "workerd" condition (not browser.js / node.js).
   const inputs = Object.keys(result.metafile.inputs).filter((p) => p.includes("node_modules/fencepost/"));
-  if (!inputs.some((p) => p.endsWith("node_modules/fencepost/workerd.js"))) {
+  if (!inputs.some((p) => p.endsWith("node_modules/fencepost/dist/workerd.js"))) {
     throw new Error(`fencepost did not resolve to its workerd entry: bundled ${inputs.join(", ")}`);
   }
   // In-memory modules, named as if they sat next to the entry (stack traces point there).

@@ -21,7 +21,7 @@ import * as lib from "fencepost";
 import { cloudOptions, cloudStore, freshPrefix, s3Options, serverSettings } from "../../js/support/servers.js";
 
 const ROOT = resolve(fileURLToPath(new URL("../../", import.meta.url)));
-const CLI = join(ROOT, "node_modules", "fencepost", "cli.js");
+const CLI = join(ROOT, "node_modules", "fencepost", "dist", "cli.js");
 const DENO = existsSync(join(ROOT, "node_modules", ".bin", "deno")) ? join(ROOT, "node_modules", ".bin", "deno") : "deno";
 const seaweed = s3Options(serverSettings(), "seaweed");
 const azurite = cloudOptions(serverSettings(), "azurite");

@@ -17,7 +17,9 @@ import { checklist } from "../../js/support/checklist.mjs";
 const ROOT = resolve(fileURLToPath(new URL("../../", import.meta.url)));
 const PKG = join(ROOT, "pkg");
 const BIN = join(ROOT, "node_modules", ".bin");
-const REQUIRED = ["package.json", "README.md", "LICENSE-MIT", "LICENSE-APACHE", "index.d.ts", "errors.d.ts", "wasm.d.ts", "fencepost_bg.wasm", "fencepost.js"];
+// The entries are bundles in dist/ (scripts/bundle-pkg.mjs), the wasm beside them.
+const REQUIRED = ["package.json", "README.md", "LICENSE-MIT", "LICENSE-APACHE", "index.d.ts", "errors.d.ts", "wasm.d.ts", "testing.d.ts",
+  "dist/fencepost_bg.wasm", ...["node", "deno", "workerd", "browser", "edge-light"].flatMap((e) => [`dist/${e}.js`, `dist/testing/${e}.js`]), "dist/cli.js"];
 const COMMITTED = ["pkg/README.md", "pkg/LICENSE-MIT", "pkg/LICENSE-APACHE"];
 
 const { check, summary } = checklist();

@@ -1,0 +1,46 @@
+// Bundles the npm package's entries into pkg/dist/ (run by scripts/build-pkg.sh): what the package
+// ships and what `exports` points at. The hand-written modules of pkg/ stay the source.
+//
+// Why: Node, Deno and Bun load an ES module graph one file at a time, and `import("fencepost")`
+// spent more time resolving and reading the ~25 modules of the JS layer than compiling the wasm.
+// One esbuild run over every entry with code splitting gives each entry one file plus one chunk
+// they all share, so `fencepost` and `fencepost/testing` (and the command line) still share one
+// wasm instance, one set of error classes and one handle table.
+//
+// Not minified: stack traces and a user's debugger show the JS layer as written (esbuild drops
+// the comments). The wasm is copied next to the bundles, where their `new URL("./fencepost_bg.wasm",
+// import.meta.url)` and `import "./fencepost_bg.wasm"` find it; those imports stay as written
+// (`external`), for Node/Deno to read, wrangler and Vercel to compile, and web bundlers to emit.
+import { build } from "esbuild";
+import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+// usage: node scripts/bundle-pkg.mjs [PKG_DIR]   (default: pkg/; benches/profile.sh bundles a copy)
+const pkg = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), "..", "pkg"));
+const out = join(pkg, "dist");
+const runtimes = ["node", "deno", "workerd", "browser", "edge-light"];
+const entries = [...runtimes, ...runtimes.map((r) => `testing/${r}`), "cli"];
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+await build({
+  absWorkingDir: pkg,
+  entryPoints: Object.fromEntries(entries.map((e) => [e, `./${e}.js`])),
+  outdir: out,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "neutral",
+  // What every supported runtime has (Node 20, Deno 2, workerd, current browsers); nothing is
+  // lowered, so the output is the source's own syntax.
+  target: "es2022",
+  chunkNames: "chunk-[hash]",
+  external: ["*.wasm", "*.wasm?module", "node:*"],
+  legalComments: "none",
+  // pkg/package.json's "sideEffects" describes the bundles (dist/), not these sources: every
+  // entry's import of its runtime entry (which instantiates the wasm) is kept.
+  ignoreAnnotations: true,
+  logLevel: "warning",
+});
+copyFileSync(join(pkg, "fencepost_bg.wasm"), join(out, "fencepost_bg.wasm"));
