@@ -14,6 +14,9 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Fencepost, s3Store, azureStore, gcsStore, checkStore } from "./node.js";
+// The package's version, inlined when the package is bundled (scripts/bundle-pkg.mjs): the
+// shipped command line is dist/cli.js, one folder below package.json.
+import packageJson from "./package.json" with { type: "json" };
 import { SECRETS, UsageError, commandHelp, mainHelp, parse, parseDuration, shortHelp } from "./cli/usage.js";
 import { brokeLine, checkLine, entryLine, fingerprint, jsonLine, listLine, record, showLines, standing } from "./cli/format.js";
 
@@ -459,7 +462,7 @@ async function main(/** @type {string[]} */ argv) {
   try {
     const parsed = parse(argv);
     if ("version" in parsed) {
-      out(JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")).version);
+      out(packageJson.version);
       return 0;
     }
     if ("help" in parsed) {

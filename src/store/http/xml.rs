@@ -135,9 +135,10 @@ fn close_element(stack: &mut Vec<Element>, root: &mut Option<Element>, name: &st
     Ok(())
 }
 
-/// Drop a namespace prefix: `s3:Key` is `Key`.
+/// Drop a namespace prefix: `s3:Key` is `Key`. (The crate's own search: `str::rsplit` by a `char`
+/// brought its own searcher into the wasm for this one use.)
 fn local_name(name: &str) -> &str {
-    name.rsplit(':').next().unwrap_or(name)
+    crate::base::text::rsplit_once(name, ":").map_or(name, |(_, local)| local)
 }
 
 /// Split a start tag at its closing `>`, skipping any `>` inside quoted attribute values.
