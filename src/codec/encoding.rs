@@ -4,9 +4,12 @@
 /// The URL-safe base64 alphabet (RFC 4648 §5).
 pub(crate) const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
+/// Lowercase hex digits.
+pub(crate) const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
 /// Lowercase hex (ETags, SigV4 hashes), by table rather than one `format!` per byte.
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    const DIGITS: &[u8; 16] = HEX_DIGITS;
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
         out.push(DIGITS[usize::from(b >> 4)] as char);

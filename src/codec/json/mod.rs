@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::base::error::{Error, Result};
 use crate::base::number::python_float_repr;
+use crate::codec::encoding::HEX_DIGITS;
 
 mod read;
 
@@ -145,10 +146,20 @@ pub(crate) fn string_literal(s: &str) -> String {
 
 fn write_string(out: &mut String, s: &str) {
     out.push('"');
-    // Runs of characters written as they are go out in one copy; only what needs escaping is
-    // written character by character (a lease snapshot or document is mostly such runs).
-    let mut plain = 0;
-    for (at, c) in s.char_indices() {
+    // Runs of printable ASCII go out in one copy, found byte by byte (no UTF-8 decoding for
+    // them); only what needs escaping is written character by character (a lease snapshot or
+    // document is mostly such runs).
+    let bytes = s.as_bytes();
+    let (mut plain, mut at) = (0, 0);
+    while let Some(&b) = bytes.get(at) {
+        if (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\' {
+            at += 1;
+            continue;
+        }
+        out.push_str(s.get(plain..at).unwrap_or_default());
+        let c = s.get(at..).and_then(|rest| rest.chars().next()).unwrap_or(char::REPLACEMENT_CHARACTER);
+        at += c.len_utf8();
+        plain = at;
         let escape = match c {
             '"' => "\\\"",
             '\\' => "\\\\",
@@ -157,18 +168,18 @@ fn write_string(out: &mut String, s: &str) {
             '\t' => "\\t",
             '\u{08}' => "\\b",
             '\u{0c}' => "\\f",
-            ' '..='~' => continue,
             _ => "",
         };
-        out.push_str(s.get(plain..at).unwrap_or_default());
-        plain = at + c.len_utf8();
         if !escape.is_empty() {
             out.push_str(escape);
             continue;
         }
         let mut units = [0u16; 2];
-        for unit in c.encode_utf16(&mut units) {
-            out.push_str(&format!("\\u{unit:04x}"));
+        for &unit in c.encode_utf16(&mut units).iter() {
+            out.push_str("\\u");
+            for shift in [12, 8, 4, 0] {
+                out.push(char::from(HEX_DIGITS[usize::from((unit >> shift) & 0xf)]));
+            }
         }
     }
     out.push_str(s.get(plain..).unwrap_or_default());
