@@ -68,7 +68,7 @@ where
         Ok(None) => return (Ok(None), "ok"),
         Err(e) => return ours(e),
     };
-    let (held, outcome) = hold(lease, every, f, |_| None).await;
+    let (held, outcome) = hold(lease, every, f, &|_| None).await;
     (held.map(Some), outcome)
 }
 
@@ -84,6 +84,14 @@ pub(crate) fn ours<T, E: From<Error>>(e: Error) -> (std::result::Result<T, E>, &
     (Err(E::from(e)), code)
 }
 
+/// The final state of a held call's lease for `f`'s outcome (`None`: the state as it stands).
+/// Behind a reference rather than a type parameter, so `with_lease`, `once` and `with_permit`
+/// share one copy of [`hold`] where their `f` is the same type (the npm package's wasm).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) type Finish<'a, T, E> = dyn Fn(std::result::Result<&T, &E>) -> Option<serde_json::Value> + Sync + 'a;
+#[cfg(target_arch = "wasm32")]
+pub(crate) type Finish<'a, T, E> = dyn Fn(std::result::Result<&T, &E>) -> Option<serde_json::Value> + 'a;
+
 /// Run `f` with `lease` (already acquired) while keep-alive renews it every `every` seconds
 /// (`None`: `ttl / 3`), then release it with the final state `finish` gives for `f`'s outcome
 /// (`None`: the state as it stands). The outcomes are [`with_lease`]'s; `once` records its run
@@ -92,7 +100,7 @@ pub(crate) async fn hold<S, T, E, F>(
     lease: Lease<S>,
     every: Option<f64>,
     f: F,
-    finish: impl Fn(std::result::Result<&T, &E>) -> Option<serde_json::Value> + crate::base::sync::MaybeSync,
+    finish: &Finish<'_, T, E>,
 ) -> (std::result::Result<T, E>, &'static str)
 where
     F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
