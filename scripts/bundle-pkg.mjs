@@ -12,15 +12,18 @@
 // import.meta.url)` and `import "./fencepost_bg.wasm"` find it; those imports stay as written
 // (`external`), for Node/Deno to read, wrangler and Vercel to compile, and web bundlers to emit.
 import { build } from "esbuild";
-import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // usage: node scripts/bundle-pkg.mjs [PKG_DIR]   (default: pkg/; benches/profile.sh bundles a copy)
 const pkg = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), "..", "pkg"));
 const out = join(pkg, "dist");
-const runtimes = ["node", "deno", "workerd", "browser", "edge-light"];
-const entries = [...runtimes, ...runtimes.map((r) => `testing/${r}`), "cli"];
+// The entries are what pkg/package.json's `exports` and `bin` name in dist/ (one list, not two).
+const manifest = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8"));
+const targets = [...Object.values(manifest.exports).flatMap((t) => (typeof t === "string" ? [t] : Object.values(t))),
+  ...Object.values(manifest.bin)];
+const entries = [...new Set(targets.filter((t) => /^\.\/dist\/.*\.js$/.test(t)).map((t) => t.slice("./dist/".length, -".js".length)))];
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });

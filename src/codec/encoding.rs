@@ -9,11 +9,10 @@ pub(crate) const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 /// Lowercase hex (ETags, SigV4 hashes), by table rather than one `format!` per byte.
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = HEX_DIGITS;
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 15)] as char);
+        out.push(HEX_DIGITS[usize::from(b >> 4)] as char);
+        out.push(HEX_DIGITS[usize::from(b & 15)] as char);
     }
     out
 }
