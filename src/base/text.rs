@@ -45,9 +45,31 @@ pub(crate) fn split_at(text: &str, at: usize) -> (&str, &str) {
     text.split_at_checked(at).unwrap_or((text, ""))
 }
 
+/// `text` on one line: its words (split at ASCII whitespace) joined by single spaces.
+pub(crate) fn one_line(text: &str) -> String {
+    let mut line = String::with_capacity(text.len());
+    for word in text.split_ascii_whitespace() {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_collapses_ascii_whitespace() {
+        assert_eq!(
+            one_line("  <html>\n\t<body>Bad   Gateway</body>\r\n</html> "),
+            "<html> <body>Bad Gateway</body> </html>"
+        );
+        assert_eq!(one_line(""), "");
+        assert_eq!(one_line(" \n "), "");
+    }
 
     #[test]
     fn agrees_with_std() {

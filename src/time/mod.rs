@@ -76,7 +76,7 @@ impl Timestamp {
             if !part.iter().all(u8::is_ascii_digit) {
                 return None;
             }
-            std::str::from_utf8(part).ok()?.parse().ok()
+            crate::base::number::parse_i64(std::str::from_utf8(part).ok()?)
         };
         let year = num(0, 4)?;
         let month = num(5, 2)?;

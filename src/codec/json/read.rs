@@ -10,6 +10,8 @@
 
 use serde_json::{Map, Number, Value};
 
+use crate::base::number::{parse_i64, parse_u64};
+
 /// How deeply a document may nest before it is refused (serde_json's limit too): recursion here is
 /// bounded, so no stored document can exhaust the stack.
 const MAX_NESTING: usize = 128;
@@ -281,11 +283,7 @@ impl Reader<'_> {
         // Only ASCII digits, signs, '.' and 'e' were consumed.
         let text = std::str::from_utf8(&self.text[start..self.at]).map_err(|_| self.error(ErrorKind::Syntax))?;
         if integral {
-            let exact = if negative {
-                text.parse::<i64>().ok().map(Number::from)
-            } else {
-                text.parse::<u64>().ok().map(Number::from)
-            };
+            let exact = if negative { parse_i64(text).map(Number::from) } else { parse_u64(text).map(Number::from) };
             if let Some(n) = exact {
                 return Ok(n);
             }
@@ -322,7 +320,7 @@ fn exact_f64(text: &str) -> Option<f64> {
         None => (false, text),
     };
     let (mantissa, exponent) = match text.split_once(['e', 'E']) {
-        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i32>().ok()?),
+        Some((mantissa, exponent)) => (mantissa, i32::try_from(parse_i64(exponent)?).ok()?),
         None => (text, 0),
     };
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));

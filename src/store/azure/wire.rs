@@ -215,7 +215,7 @@ fn parse_list(body: &[u8]) -> StoreResult<ListPage> {
         entries.push(Listed {
             key: name.to_owned(),
             etag: property("Etag").map(normalize_etag),
-            size: property("Content-Length").and_then(|s| s.trim().parse().ok()),
+            size: property("Content-Length").and_then(|s| crate::base::number::parse_u64(s.trim())),
             last_modified: property("Last-Modified").and_then(|t| Timestamp::parse_http_date(t.trim())),
         });
     }
@@ -237,7 +237,10 @@ fn error_body(response: &HttpResponse) -> (Option<String>, Option<String>) {
         return (None, None);
     }
     let text = |name: &str| {
-        root.child_text(name).and_then(|t| t.trim().lines().next()).filter(|t| !t.is_empty()).map(str::to_owned)
+        root.child_text(name)
+            .and_then(|t| t.trim().split('\n').next().map(str::trim_end))
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
     };
     (text("Code"), text("Message"))
 }

@@ -202,7 +202,7 @@ pub(crate) fn read_list(response: HttpResponse, what: &(dyn std::fmt::Display + 
         entries.push(Listed {
             key: name.to_owned(),
             etag: generation_of(item),
-            size: item.get("size").and_then(Value::as_str).and_then(|s| s.parse().ok()),
+            size: item.get("size").and_then(Value::as_str).and_then(crate::base::number::parse_u64),
             last_modified: item.get("updated").and_then(Value::as_str).and_then(Timestamp::parse_rfc3339),
         });
     }

@@ -72,7 +72,7 @@ async fn read_response(response: &Response) -> Result<HttpResponse, String> {
 
 /// "name:value\n" lines as pairs, names lowercased (fetch already does; other hosts might not).
 fn parse_header_text(text: &str) -> Vec<(String, String)> {
-    text.lines()
+    text.split('\n')
         .filter_map(|line| line.split_once(':'))
         .map(|(name, value)| (name.to_ascii_lowercase(), value.to_owned()))
         .collect()

@@ -273,10 +273,14 @@ pub(crate) fn malformed(what: &(dyn fmt::Display + Sync), detail: impl AsRef<str
     StoreError::new(FailureKind::Fatal, Some("MalformedResponse"), None, format!("{what}: {}", detail.as_ref()))
 }
 
-/// A non-XML, non-JSON error body (a proxy's HTML page, plain text) on one line; [`sanitize`]
-/// shortens it.
+/// A non-XML, non-JSON error body (a proxy's HTML page, plain text) on one line, up to its first
+/// byte that is not UTF-8 (a text page has none; what follows one would not read anyway, and
+/// std's lossy decoding would bring its own UTF-8 walker into the wasm); [`sanitize`] shortens it.
 pub(crate) fn body_snippet(body: &[u8]) -> String {
-    String::from_utf8_lossy(body).split_whitespace().collect::<Vec<_>>().join(" ")
+    let text = std::str::from_utf8(body)
+        .or_else(|e| std::str::from_utf8(body.get(..e.valid_up_to()).unwrap_or_default()))
+        .unwrap_or_default();
+    crate::base::text::one_line(text)
 }
 
 /// A refusal or failure: what the retry layer may do with `status` and the store's error `code`,
@@ -449,7 +453,7 @@ fn split_host_port(authority: &str) -> Option<(String, Option<u16>)> {
     let port = match port {
         None => None,
         Some(digits) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
-            Some(digits.parse::<u16>().ok()?)
+            Some(u16::try_from(crate::base::number::parse_u64(digits)?).ok()?)
         }
         Some(_) => return None,
     };
@@ -548,5 +552,15 @@ impl From<String> for TransportError {
 impl From<&str> for TransportError {
     fn from(message: &str) -> Self {
         message.to_owned().into()
+    }
+}
+
+#[cfg(test)]
+mod snippet_tests {
+    #[test]
+    fn an_error_body_is_one_line_up_to_its_first_byte_that_is_not_utf8() {
+        assert_eq!(super::body_snippet(b"<h1>502\n  Bad Gateway</h1>\r\n"), "<h1>502 Bad Gateway</h1>");
+        assert_eq!(super::body_snippet(b"upstream \xff\xfe failed"), "upstream");
+        assert_eq!(super::body_snippet(b"\xff"), "");
     }
 }

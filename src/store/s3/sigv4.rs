@@ -201,7 +201,7 @@ fn collapse_spaces(value: &str) -> Cow<'_, str> {
     if value.bytes().all(|b| b.is_ascii_graphic()) {
         return Cow::Borrowed(value);
     }
-    Cow::Owned(value.split_whitespace().collect::<Vec<_>>().join(" "))
+    Cow::Owned(crate::base::text::one_line(value))
 }
 
 /// The day's signing key, derived once per day (4 of SigV4's 5 HMACs per request). One cache per

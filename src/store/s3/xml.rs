@@ -35,7 +35,7 @@ pub fn parse_list_objects_v2(body: &[u8]) -> Result<ListBucketResult, StoreError
         entries.push(Listed {
             key: key.to_owned(),
             etag: contents.child_text("ETag").map(normalize_etag),
-            size: contents.child_text("Size").and_then(|s| s.trim().parse().ok()),
+            size: contents.child_text("Size").and_then(|s| crate::base::number::parse_u64(s.trim())),
             last_modified: contents.child_text("LastModified").and_then(|t| Timestamp::parse_rfc3339(t.trim())),
         });
     }
