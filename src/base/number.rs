@@ -107,6 +107,7 @@ pub(crate) fn shortest_digits(f: f64) -> (bool, String, i32) {
     let (mantissa, exp) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
     let exp = parse_i64(exp).unwrap_or(0) as i32;
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    // `format!` is in the wasm anyway; collecting the two `Chars` brought code of their own.
     let all = format!("{int}{frac}");
     let leading = all.len() - all.trim_start_matches('0').len();
     let digits = all.trim_matches('0').to_owned();

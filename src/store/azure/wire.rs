@@ -236,6 +236,7 @@ fn error_body(response: &HttpResponse) -> (Option<String>, Option<String>) {
     if root.name != "Error" {
         return (None, None);
     }
+    // The first line, trimmed (split at `'\n'`: `str::lines` was a splitter of its own in the wasm).
     let text = |name: &str| {
         root.child_text(name)
             .and_then(|t| t.trim().split('\n').next().map(str::trim_end))

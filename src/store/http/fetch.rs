@@ -71,6 +71,8 @@ async fn read_response(response: &Response) -> Result<HttpResponse, String> {
 }
 
 /// "name:value\n" lines as pairs, names lowercased (fetch already does; other hosts might not).
+/// Split at `'\n'` alone: the host writes no `'\r'`, and `str::lines` was a splitter of its own in
+/// the wasm for this one use.
 fn parse_header_text(text: &str) -> Vec<(String, String)> {
     text.split('\n')
         .filter_map(|line| line.split_once(':'))
