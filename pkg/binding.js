@@ -1,5 +1,6 @@
-// The one way the classes above reach the wasm core: `call(op, target, args, callbacks, signal)`.
-// `target` is the handle's recipe — plain data (ids, settings, options) — never a wasm object;
+// The one way the classes above reach the wasm core: `call(op, id, target, args, callbacks, signal)`.
+// `target` is the handle's recipe — plain data (ids, settings, options) — never a wasm object, and
+// `id` its id beside it (the core reads the recipe itself only when it builds from it);
 // `args` are the call's named arguments, sent as JSON text; replies come back as JSON text (with
 // bytes or a failure record beside it when needed). Failures become typed errors in the caller's
 // own stack (`run`, `attempt`).
@@ -42,7 +43,7 @@ export function nextId() {
  */
 const forget = typeof FinalizationRegistry === "function"
   ? new FinalizationRegistry((/** @type {number} */ id) => {
-    if (isReady()) core.call("drop", undefined, JSON.stringify({ id }), undefined, undefined);
+    if (isReady()) core.call("drop", 0, undefined, JSON.stringify({ id }), undefined, undefined);
   })
   : undefined;
 
@@ -70,6 +71,11 @@ function encode(args, raw) {
   return out + "}";
 }
 
+/** The id of a call's target recipe, 0 for none. @param {unknown} target */
+function idOf(target) {
+  return /** @type {{id?: number} | undefined} */ (target)?.id ?? 0;
+}
+
 /**
  * @typedef {{json: any, bytes?: Uint8Array, ended?: unknown, failure?: unknown}} Reply
  * @typedef {{args?: Record<string, unknown>, raw?: Record<string, string | undefined>,
@@ -94,7 +100,7 @@ function decode(/** @type {any} */ r) {
 export async function run(op, target, c = {}) {
   if (!isReady()) await initWasm();
   try {
-    return decode(await core.call(op, target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined));
+    return decode(await core.call(op, idOf(target), target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined));
   } catch (e) {
     throw fromFailure(e);
   }
@@ -107,7 +113,7 @@ export async function run(op, target, c = {}) {
  */
 export function runSync(op, target, c = {}) {
   try {
-    return decode(core.call(op, target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined));
+    return decode(core.call(op, idOf(target), target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined));
   } catch (e) {
     throw fromFailure(e);
   }
@@ -120,7 +126,7 @@ export function runSync(op, target, c = {}) {
 export function start(op, target, c) {
   let started;
   try {
-    started = core.call(op, target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined);
+    started = core.call(op, idOf(target), target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined);
   } catch (e) {
     throw fromFailure(e);
   }

@@ -1,6 +1,6 @@
-//! The one entry point of the binding: `call(op, target, args, callbacks, signal)`. `target` is the
+//! The one entry point of the binding: `call(op, id, target, args, callbacks, signal)`. `target` is the
 //! JS handle's recipe (plain data: a `Fencepost`'s id, store and options; a store's; a clock's),
-//! `args` the call's named arguments as JSON text, `callbacks` the JS functions or bytes a call
+//! `id` the recipe's id (0 when it has none), `args` the call's named arguments as JSON text, `callbacks` the JS functions or bytes a call
 //! takes beside them (`{fn, stateFn, data}`), `signal` the caller's AbortSignal. It returns the
 //! result (JSON text, or `{json, bytes?, ended?, failure?}` when more is needed: see
 //! `convert::Reply`) or a Promise of it; failures are rejections with a failure record
@@ -56,6 +56,7 @@ impl Callbacks {
 #[wasm_bindgen]
 pub fn call(
     op: &str,
+    id: u32,
     target: JsValue,
     args: &str,
     callbacks: JsValue,
@@ -63,7 +64,7 @@ pub fn call(
 ) -> std::result::Result<JsValue, JsValue> {
     let link = Linked::new(signal);
     let cancel = link.as_ref().map(|l| l.cancel.clone());
-    let work = Args::parse(args).and_then(|args| dispatch(op, &target, args, Callbacks(callbacks), cancel));
+    let work = Args::parse(args).and_then(|args| dispatch(op, id, &target, args, Callbacks(callbacks), cancel));
     settle(link, work.map_err(to_js)?)
 }
 
@@ -89,13 +90,16 @@ fn settle(link: Option<Linked>, mut work: Work) -> std::result::Result<JsValue, 
     .into())
 }
 
-/// The `Fencepost` a recipe names: kept built in the bounded table, or built from the recipe
-/// (`{id, store, now?, clock?, manual?, onEvent?, retry?}`), under the call's cancel.
+/// The `Fencepost` with id `id`: kept built in the bounded table, or built from its recipe `target`
+/// (`{id, store, now?, clock?, manual?, onEvent?, retry?}`), under the call's cancel. The id comes
+/// as a number of its own, so a call whose `Fencepost` is kept reads nothing of the recipe (each
+/// field read from a JS object is a round trip through the boundary).
 #[inline(never)]
-fn fencepost(target: &JsValue, cancel: &Option<Cancel>) -> Result<Fencepost> {
-    let r = Settings { object: target, store: "Fencepost" };
-    let id = r.number("id").ok_or_else(|| Error::invalid("not a Fencepost"))? as u32;
-    let db = tables::db(id, || build(&r))?;
+fn fencepost(id: u32, target: &JsValue, cancel: &Option<Cancel>) -> Result<Fencepost> {
+    if id == 0 {
+        return Err(Error::invalid("not a Fencepost"));
+    }
+    let db = tables::db(id, || build(&Settings { object: target, store: "Fencepost" }))?;
     Ok(cancel.as_ref().map_or_else(|| db.clone(), |c| db.with_cancel(c)))
 }
 
@@ -124,7 +128,7 @@ fn build(r: &Settings<'_>) -> Result<Fencepost> {
     Fencepost::from_shared(store.inner, Options { clock, retry, clock_source, on_event })
 }
 
-fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Option<Cancel>) -> Result<Work> {
+fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Option<Cancel>) -> Result<Work> {
     // Calls on a store or a clock (their recipe is the target).
     match op {
         "checkStore" => {
@@ -176,7 +180,7 @@ fn dispatch(op: &str, target: &JsValue, mut a: Args, cb: Callbacks, cancel: Opti
         }
         _ => {}
     }
-    let db = fencepost(target, &cancel)?;
+    let db = fencepost(id, target, &cancel)?;
     if let Some(lease_op) = op.strip_prefix("lease.") {
         return lease_call(lease_op, &db, a, cb, cancel);
     }

@@ -15,9 +15,14 @@ pub(crate) fn parse_integer(text: &str) -> Option<(bool, u64)> {
     if digits.is_empty() {
         return None;
     }
+    // `n > MAX / 10` rather than `checked_mul(10)`: wasm32 has no high-half multiply, so the
+    // checked form costs a call to a 128-bit multiply per digit.
     let magnitude = digits.iter().try_fold(0u64, |n, &d| {
-        let digit = char::from(d).to_digit(10)?;
-        n.checked_mul(10)?.checked_add(u64::from(digit))
+        let digit = d.wrapping_sub(b'0');
+        if digit > 9 || n > u64::MAX / 10 {
+            return None;
+        }
+        (n * 10).checked_add(u64::from(digit))
     })?;
     Some((negative, magnitude))
 }

@@ -146,15 +146,16 @@ pub(crate) fn string_literal(s: &str) -> String {
 
 fn write_string(out: &mut String, s: &str) {
     out.push('"');
-    // Runs of printable ASCII go out in one copy, found byte by byte (no UTF-8 decoding for
-    // them); only what needs escaping is written character by character (a lease snapshot or
-    // document is mostly such runs).
+    // Runs of printable ASCII go out in one copy, found by a loop over the bytes (no UTF-8
+    // decoding for them); only what needs escaping is written character by character (a lease
+    // snapshot or document is mostly such runs).
     let bytes = s.as_bytes();
     let (mut plain, mut at) = (0, 0);
-    while let Some(&b) = bytes.get(at) {
-        if (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\' {
-            at += 1;
-            continue;
+    loop {
+        let rest = bytes.get(at..).unwrap_or_default();
+        at += rest.iter().position(|&b| !(b' '..=b'~').contains(&b) || b == b'"' || b == b'\\').unwrap_or(rest.len());
+        if at >= bytes.len() {
+            break;
         }
         out.push_str(s.get(plain..at).unwrap_or_default());
         let c = s.get(at..).and_then(|rest| rest.chars().next()).unwrap_or(char::REPLACEMENT_CHARACTER);

@@ -172,15 +172,12 @@ impl Reader<'_> {
         self.at += 1;
         let mut out = Vec::new();
         loop {
-            // Copy the run up to the next quote, backslash or control character in one go.
-            let start = self.at;
-            while let Some(b) = self.peek() {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.at += 1;
-            }
-            out.extend_from_slice(&self.text[start..self.at]);
+            // Copy the run up to the next quote, backslash or control character in one go, found
+            // by a loop over the slice (a call to `peek` per byte cost several times as much).
+            let rest = self.text.get(self.at..).unwrap_or_default();
+            let run = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(rest.len());
+            out.extend_from_slice(&rest[..run]);
+            self.at += run;
             match self.peek() {
                 Some(b'"') => {
                     self.at += 1;
