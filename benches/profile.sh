@@ -4,6 +4,7 @@
 # build, so the same code, with wasm-bindgen's unminified glue), bundled as the package build
 # bundles it, then runs benches/profile.mjs against it.
 #   bash benches/profile.sh [memory|s3|aws4fetch|baseline] [scenario id]    (default: memory claimWon)
+#   bash benches/profile.sh --build-only                                     (the copy alone)
 # Env: FENCEPOST_PKG_SRC (default node_modules/fencepost), PROFILE_N, PROFILE_TOP.
 # Touches nothing outside .run/.
 set -euo pipefail
@@ -31,4 +32,6 @@ if [ ! -f "$out/fencepost/fencepost_bg.wasm" ] || [ "$target" -nt "$out/fencepos
   cp "$out/bg/named.wasm" "$out/fencepost/fencepost_bg.wasm"
   node scripts/bundle-pkg.mjs "$out/fencepost"
 fi
+# `--build-only`: just the named copy (for benches/instructions-by-function.mjs).
+[ "${1:-}" = "--build-only" ] && exit 0
 FENCEPOST_PKG_DIR="$out/fencepost" node benches/profile.mjs "${1:-memory}" "${2:-claimWon}"
