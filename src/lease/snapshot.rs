@@ -69,10 +69,11 @@ impl Lease {
             }
         };
         let string = |name: &str| text(field(name)?)?.ok_or_else(bad);
-        let mut meta = string("meta")?.split(' ').map(str::to_owned).collect::<Vec<_>>().into_iter();
-        let given = |t: Option<String>| t.filter(|t| t != "-");
-        let (token, origin) = (given(meta.next()), given(meta.next()));
-        let meta = WriteMeta { token, origin, history: meta.filter(|t| !t.is_empty()).collect() };
+        let meta = string("meta")?;
+        let mut parts = meta.split(' ');
+        let given = |t: Option<&str>| t.filter(|t| *t != "-").map(str::to_owned);
+        let (token, origin) = (given(parts.next()), given(parts.next()));
+        let meta = WriteMeta { token, origin, history: parts.filter(|t| !t.is_empty()).map(str::to_owned).collect() };
         let deadline_at = Timestamp::parse_rfc3339(&string("deadline")?).ok_or_else(bad)?;
         let Value::Object(extra) = field("extra")?.clone() else { return Err(bad()) };
         let view = View {
