@@ -16,16 +16,16 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
+import { entryPath } from "./package-entry.mjs";
+
 const [scenario = "claimWon", dir = ".run/prof-pkg/fencepost"] = process.argv.slice(2);
 const N = Number(process.env.BENCH_INSN_N ?? 1000);
 const WARMUP = Number(process.env.BENCH_INSN_WARMUP ?? 3000);
 const TOP = Number(process.env.BENCH_INSN_TOP ?? 40);
 const counter = fileURLToPath(new URL("./instructions.mjs", import.meta.url));
 
-const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-let entry = manifest.exports?.["."] ?? manifest.main;
-while (entry && typeof entry === "object") entry = entry.node ?? entry.import ?? entry.default;
-const wasmPath = resolve(dir, entry, "..", "fencepost_bg.wasm");
+const entry = entryPath(dir);
+const wasmPath = resolve(entry, "..", "fencepost_bg.wasm");
 
 /** Defined function index → name, from the wasm's name section (indices count imports first). */
 function functionNames() {
@@ -62,7 +62,7 @@ function functionNames() {
 function run(count, work) {
   const out = join(work, `cg.${count}`);
   const r = spawnSync("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, "--smc-check=all-non-file",
-    process.execPath, "--predictable", counter, "--child", pathToFileURL(resolve(dir, entry)).href, scenario, String(WARMUP + count)], { encoding: "utf8" });
+    process.execPath, "--predictable", counter, "--child", pathToFileURL(entry).href, scenario, String(WARMUP + count)], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`callgrind failed:\n${r.stderr.slice(-2000)}`);
   const costs = (inclusive) => {
     const a = spawnSync("callgrind_annotate", ["--threshold=100", `--inclusive=${inclusive ? "yes" : "no"}`, out], { encoding: "utf8", maxBuffer: 1 << 28 });

@@ -14,10 +14,9 @@
 // Env: BENCH_INSN_N (2000), BENCH_INSN_WARMUP (3000), BENCH_INSN_ONLY (comma list of scenario ids).
 // Needs valgrind (Debian's package); about 20 s per scenario and package.
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
+import { entryPath } from "./package-entry.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 
 const self = fileURLToPath(import.meta.url);
@@ -47,13 +46,6 @@ try {
   process.exit(1);
 }
 
-/** The module `import("fencepost")` loads in Node from the package in `dir`. */
-function entryOf(/** @type {string} */ dir) {
-  const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-  let entry = manifest.exports?.["."] ?? manifest.main;
-  while (entry && typeof entry === "object") entry = entry.node ?? entry.import ?? entry.default;
-  return pathToFileURL(resolve(dir, entry)).href;
-}
 
 // V8's predictable mode: no background threads, a garbage-collection schedule that does not
 // follow the clock, a fixed hash seed. Without it the same run's count moved by 5 % (when a
@@ -77,7 +69,7 @@ const rows = [];
 for (const sc of scenarios) {
   const row = [sc.name];
   for (const dir of dirs) {
-    const entry = entryOf(dir);
+    const entry = pathToFileURL(entryPath(dir)).href;
     const once = instructions(entry, sc.id, WARMUP + N);
     const twice = instructions(entry, sc.id, WARMUP + 2 * N);
     row.push(String(Math.round((twice - once) / N)));

@@ -71,9 +71,13 @@ function encode(args, raw) {
   return out + "}";
 }
 
-/** The id of a call's target recipe, 0 for none. @param {unknown} target */
-function idOf(target) {
-  return /** @type {{id?: number} | undefined} */ (target)?.id ?? 0;
+/**
+ * The core's `call` for `op` on `target` (its id beside it, 0 for none): its raw reply, or a throw.
+ * @param {string} op @param {unknown} target @param {Call} c
+ */
+function send(op, target, c) {
+  const id = /** @type {{id?: number} | undefined} */ (target)?.id ?? 0;
+  return core.call(op, id, target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined);
 }
 
 /**
@@ -100,7 +104,7 @@ function decode(/** @type {any} */ r) {
 export async function run(op, target, c = {}) {
   if (!isReady()) await initWasm();
   try {
-    return decode(await core.call(op, idOf(target), target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined));
+    return decode(await send(op, target, c));
   } catch (e) {
     throw fromFailure(e);
   }
@@ -113,7 +117,7 @@ export async function run(op, target, c = {}) {
  */
 export function runSync(op, target, c = {}) {
   try {
-    return decode(core.call(op, idOf(target), target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined));
+    return decode(send(op, target, c));
   } catch (e) {
     throw fromFailure(e);
   }
@@ -126,7 +130,7 @@ export function runSync(op, target, c = {}) {
 export function start(op, target, c) {
   let started;
   try {
-    started = core.call(op, idOf(target), target, encode(c.args ?? {}, c.raw), c.callbacks, c.signal ?? undefined);
+    started = send(op, target, c);
   } catch (e) {
     throw fromFailure(e);
   }

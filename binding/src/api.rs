@@ -1,10 +1,11 @@
-//! The one entry point of the binding: `call(op, id, target, args, callbacks, signal)`. `target` is the
-//! JS handle's recipe (plain data: a `Fencepost`'s id, store and options; a store's; a clock's),
-//! `id` the recipe's id (0 when it has none), `args` the call's named arguments as JSON text, `callbacks` the JS functions or bytes a call
-//! takes beside them (`{fn, stateFn, data}`), `signal` the caller's AbortSignal. It returns the
-//! result (JSON text, or `{json, bytes?, ended?, failure?}` when more is needed: see
-//! `convert::Reply`) or a Promise of it; failures are rejections with a failure record
-//! (`errors.rs`) that the JS layer turns into its error class in the caller's stack.
+//! The one entry point of the binding: `call(op, id, target, args, callbacks, signal)`. `target`
+//! is the JS handle's recipe (plain data: a `Fencepost`'s id, store and options; a store's; a
+//! clock's), `id` the recipe's id (0 when it has none), `args` the call's named arguments as JSON
+//! text, `callbacks` the JS functions or bytes a call takes beside them (`{fn, stateFn, data}`),
+//! `signal` the caller's AbortSignal. It returns the result (JSON text, or `{json, bytes?, ended?,
+//! failure?}` when more is needed: see `convert::Reply`) or a Promise of it; failures are
+//! rejections with a failure record (`errors.rs`) that the JS layer turns into its error class in
+//! the caller's stack.
 //!
 //! No JS handle owns core memory: what a call needs is rebuilt from its recipe or taken from a
 //! bounded table (`tables.rs`), and a lease handle carries its period as a snapshot.

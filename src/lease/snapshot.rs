@@ -69,8 +69,8 @@ impl Lease {
             }
         };
         let string = |name: &str| text(field(name)?)?.ok_or_else(bad);
-        let meta = string("meta")?;
-        let mut parts = meta.split(' ');
+        let provenance = string("meta")?;
+        let mut parts = provenance.split(' ');
         let given = |t: Option<&str>| t.filter(|t| *t != "-").map(str::to_owned);
         let (token, origin) = (given(parts.next()), given(parts.next()));
         let meta = WriteMeta { token, origin, history: parts.filter(|t| !t.is_empty()).map(str::to_owned).collect() };
