@@ -13,7 +13,10 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { Fencepost, s3Store, azureStore, gcsStore, checkStore } from "./node.js";
+// Node's entry loads the wasm; the API comes from the module every entry shares (so the bundle's
+// entries share one chunk: scripts/bundle-pkg.mjs).
+import "./node.js";
+import { Fencepost, s3Store, azureStore, gcsStore, checkStore } from "./index.js";
 // The package's version, inlined when the package is bundled (scripts/bundle-pkg.mjs): the
 // shipped command line is dist/cli.js, one folder below package.json.
 import packageJson from "./package.json" with { type: "json" };

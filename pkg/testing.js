@@ -10,6 +10,10 @@
 //   await clock.advance(31);   // expires 30-s leases, runs keep-alive and backoff, instantly
 
 import { initWasm } from "./runtime.js";
+// The toolkit's stores and clocks are the library's own: importing its module here (which the
+// runtime entry before this one has loaded already) lets the bundle keep one chunk that every
+// entry shares (scripts/bundle-pkg.mjs).
+import "./index.js";
 
 export { FaultStore, faultStore, ManualClock, manualClock } from "./faults.js";
 export { storeConformance } from "./conformance.js";
