@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-import { entryPath } from "./package-entry.mjs";
+import { NODE_FLAGS, entryPath } from "./package-entry.mjs";
 
 const [scenario = "claimWon", dir = ".run/prof-pkg/fencepost"] = process.argv.slice(2);
 const N = Number(process.env.BENCH_INSN_N ?? 1000);
@@ -62,7 +62,7 @@ function functionNames() {
 function run(count, work) {
   const out = join(work, `cg.${count}`);
   const r = spawnSync("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, "--smc-check=all-non-file",
-    process.execPath, "--predictable", counter, "--child", pathToFileURL(entry).href, scenario, String(WARMUP + count)], { encoding: "utf8" });
+    process.execPath, ...NODE_FLAGS, counter, "--child", pathToFileURL(entry).href, scenario, String(WARMUP + count)], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`callgrind failed:\n${r.stderr.slice(-2000)}`);
   const costs = (inclusive) => {
     const a = spawnSync("callgrind_annotate", ["--threshold=100", `--inclusive=${inclusive ? "yes" : "no"}`, out], { encoding: "utf8", maxBuffer: 1 << 28 });

@@ -16,7 +16,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-import { entryPath } from "./package-entry.mjs";
+import { NODE_FLAGS, entryPath } from "./package-entry.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 
 const self = fileURLToPath(import.meta.url);
@@ -47,10 +47,6 @@ try {
 }
 
 
-// V8's predictable mode: no background threads, a garbage-collection schedule that does not
-// follow the clock, a fixed hash seed. Without it the same run's count moved by 5 % (when a
-// concurrent compile or a timed collection lands differs from run to run); with it, by 0.02 %.
-const NODE_FLAGS = ["--predictable"];
 
 /** Instructions callgrind counts for a child running `count` operations. */
 function instructions(/** @type {string} */ entry, /** @type {string} */ id, /** @type {number} */ count) {

@@ -171,7 +171,10 @@ pub use watch::{Change, MIN_WATCH_INTERVAL, Seen, Watch, Watcher};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::base::error::quoted;
-    pub use crate::codec::json::{ErrorKind as JsonErrorKind, read as read_json, to_canonical};
+    pub use crate::codec::json::{
+        ErrorKind as JsonErrorKind, read as read_json, to_canonical, to_canonical_text,
+        write_string as write_json_string, write_value as write_json,
+    };
     pub use crate::counter::DEFAULT_SHARDS;
     #[cfg(target_arch = "wasm32")]
     pub use crate::host::{io::requests_in_flight, promise::settled};

@@ -18,7 +18,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::convert::{Args, Reply, js_json, millis, object, text};
+use crate::convert::{Args, Reply, js_json, millis, object, object_text, text};
 use crate::errors::to_js;
 use crate::signal::{AbortSignal, Linked};
 use crate::stores::{self, Settings};
@@ -148,7 +148,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
                         ("detail", c.detail.into()),
                     ])
                 });
-                Ok(object(vec![("ok", report.ok.into()), ("checks", checks.collect())]).into())
+                Ok(Reply::object(vec![("ok", report.ok.into()), ("checks", checks.collect())]))
             });
         }
         // A store handle's settings judged when it is made (built once here; kept if it is state).
@@ -156,7 +156,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
         "store.counts" => {
             let c = stores::store(target)?.request_counts(a.flag("reset") == Some(true));
             let fields = [("get", c.get), ("put", c.put), ("delete", c.delete), ("list", c.list)];
-            return ready(object(Vec::from(fields.map(|(k, v)| (k, Value::from(v))))));
+            return work(std::future::ready(Ok(Reply::object(Vec::from(fields.map(|(k, v)| (k, Value::from(v))))))));
         }
         "store.inject" => return stores::store(target)?.inject(&a).and_then(|()| ready(Value::Null)),
         "store.limitWrites" => return stores::store(target)?.limit_writes(&a).and_then(|()| ready(Value::Null)),
@@ -193,7 +193,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
                 let c = db.claim_value(&key, value).await?;
                 let fields =
                     [("won", c.won.into()), ("key", c.key.into()), ("value", c.value), ("etag", c.etag.into())];
-                Ok(object(Vec::from(fields)).into())
+                Ok(Reply::object(Vec::from(fields)))
             })
         }
         "lease" => {
@@ -227,15 +227,15 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
             work(async move {
                 // `fn` answers its result as JSON text (the JS layer checks it is JSON).
                 let run = live_work(body, Some("once's result"));
-                let json = match db.once_value(&key, &options, run, describe_failure).await? {
+                Ok(match db.once_value(&key, &options, run, describe_failure).await? {
                     Once::Done { value, ran } => {
-                        object(vec![("status", "done".into()), ("value", value), ("ran", ran.into())])
+                        Reply::object(vec![("status", "done".into()), ("value", value), ("ran", ran.into())])
                     }
-                    Once::Running { deadline_at } => {
-                        object(vec![("status", "running".into()), ("deadlineMs", deadline_at.as_millis_f64().into())])
-                    }
-                };
-                Ok(json.into())
+                    Once::Running { deadline_at } => Reply::object(vec![
+                        ("status", "running".into()),
+                        ("deadlineMs", deadline_at.as_millis_f64().into()),
+                    ]),
+                })
             })
         }
         "semaphore.acquire" => {
@@ -303,8 +303,11 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
             work(async move {
                 let pruned = db.prune(&prefix, fencepost::PruneOptions { older_than, dry_run }).await?;
                 let keys = pruned.keys.into_iter().map(Value::from).collect();
-                Ok(object(vec![("deleted", pruned.deleted.into()), ("kept", pruned.kept.into()), ("keys", keys)])
-                    .into())
+                Ok(Reply::object(vec![
+                    ("deleted", pruned.deleted.into()),
+                    ("kept", pruned.kept.into()),
+                    ("keys", keys),
+                ]))
             })
         }
         "breakLease" => {
@@ -313,14 +316,14 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
                 let Some(broken) = db.break_lease_value(&key, state).await? else { return Ok(Value::Null.into()) };
                 let fields =
                     [("key", key.into()), ("epoch", broken.epoch.into()), ("previous", lease_view(broken.previous))];
-                Ok(object(Vec::from(fields)).into())
+                Ok(Reply::object(Vec::from(fields)))
             })
         }
         "doc.get" => {
             let doc: fencepost::Doc = db.doc(&a.string("key")?)?;
             work(async move {
                 let Some(got) = doc.get_value().await? else { return Ok(Value::Null.into()) };
-                Ok(object(vec![("value", got.value), ("etag", got.etag.into())]).into())
+                Ok(Reply::object(vec![("value", got.value), ("etag", got.etag.into())]))
             })
         }
         "doc.update" => {
@@ -361,7 +364,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
             };
             work(async move {
                 Ok(match db.objects().get_if_changed(&key, &etag).await? {
-                    IfChanged::NotModified => object(vec![("notModified", true.into())]).into(),
+                    IfChanged::NotModified => Reply::object(vec![("notModified", true.into())]),
                     IfChanged::Current(now) => stored(now),
                 })
             })
@@ -377,7 +380,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
             let data = cb.data();
             work(async move {
                 let written = db.objects().put(&key, &data, precondition).await?;
-                Ok(written.map_or(Value::Null, |w| object(vec![("etag", w.etag.into())])).into())
+                Ok(written.map_or_else(Reply::default, |w| Reply::object(vec![("etag", w.etag.into())])))
             })
         }
         "objects.delete" => {
@@ -401,7 +404,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
                         ("lastModified", millis(e.last_modified)),
                     ])
                 });
-                Ok(object(vec![("entries", entries.collect()), ("next", page.next.into())]).into())
+                Ok(Reply::object(vec![("entries", entries.collect()), ("next", page.next.into())]))
             })
         }
         "objects.waitFor" => {
@@ -434,7 +437,7 @@ fn inspection_reply(seen: Option<Inspection>) -> Reply {
             ("bytes", Value::Null, Value::Null)
         }
     };
-    let json = object(vec![
+    let json = object_text(vec![
         ("key", seen.key.into()),
         ("kind", kind.into()),
         ("etag", seen.etag.into()),
@@ -577,7 +580,7 @@ fn lease_call(op: &str, db: &Fencepost, mut a: Args, cb: Callbacks, cancel: Opti
             Ok(v) => (v, None),
             Err(e) => (Value::Null, Some(e)),
         };
-        let json = object(vec![("value", value), ("lease", lease.snapshot())]);
+        let json = object_text(vec![("value", value), ("lease", lease.snapshot())]);
         Ok(Reply { json, ended: lease.ended().reason(), failure, ..Reply::default() })
     })
 }
@@ -600,7 +603,7 @@ fn keep_alive(lease: Lease, every: Option<f64>, stop: Option<Cancel>, started: F
 fn stored(o: Option<StoredObject>) -> Reply {
     match o {
         None => Value::Null.into(),
-        Some(o) => Reply { json: object(vec![("etag", o.etag.into())]), bytes: Some(o.body), ..Reply::default() },
+        Some(o) => Reply { json: object_text(vec![("etag", o.etag.into())]), bytes: Some(o.body), ..Reply::default() },
     }
 }
 

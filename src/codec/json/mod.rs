@@ -16,9 +16,14 @@ pub use read::{ErrorKind, read};
 
 /// Encode `value` canonically.
 pub fn to_canonical(value: &Value) -> Vec<u8> {
+    to_canonical_text(value).into_bytes()
+}
+
+/// [`to_canonical`] as text (what a binding hands to JS: no second UTF-8 check).
+pub fn to_canonical_text(value: &Value) -> String {
     let mut out = String::with_capacity(64);
     write_value(&mut out, value);
-    out.into_bytes()
+    out
 }
 
 /// Parse stored bytes. Any valid JSON is accepted (not only canonical JSON), so documents written by
@@ -81,7 +86,8 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(value: Value, what: &str
     serde_json::from_value(value).map_err(|e| Error::corrupt(key, format!("the {what} is not the type asked for: {e}")))
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// Append `value`'s canonical JSON to `out`.
+pub fn write_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -114,7 +120,7 @@ fn write_value(out: &mut String, value: &Value) {
                 out.push(':');
                 write_value(out, v);
             };
-            if map.keys().is_sorted() {
+            if maps_iterate_sorted() {
                 map.iter().for_each(|(k, v)| entry(k, v));
             } else {
                 let mut keys: Vec<String> = map.keys().cloned().collect();
@@ -126,14 +132,45 @@ fn write_value(out: &mut String, value: &Value) {
     }
 }
 
+/// Does serde_json's map iterate in key order (a `BTreeMap`, unless some crate in the build turns
+/// on its `preserve_order`)? Asked of one map once, rather than of every map written.
+fn maps_iterate_sorted() -> bool {
+    static SORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SORTED.get_or_init(|| {
+        let mut map = serde_json::Map::new();
+        map.insert("b".into(), Value::Null);
+        map.insert("a".into(), Value::Null);
+        map.keys().next().is_some_and(|k| k == "a")
+    })
+}
+
 fn write_number(out: &mut String, n: &serde_json::Number) {
     if let Some(i) = n.as_i64() {
-        out.push_str(&i.to_string());
+        if i < 0 {
+            out.push('-');
+        }
+        write_digits(out, i.unsigned_abs());
     } else if let Some(u) = n.as_u64() {
-        out.push_str(&u.to_string());
+        write_digits(out, u);
     } else if let Some(f) = n.as_f64() {
         out.push_str(&python_float_repr(f));
     }
+}
+
+/// `n`'s decimal digits, written here rather than through `to_string` (the formatting machinery
+/// and a `String` per number; the writer meets an integer in most documents: epochs, times).
+fn write_digits(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits.get(at..).unwrap_or_default().iter().map(|&d| char::from(d)));
 }
 
 /// `s` as a JSON string literal, escaped as canonical JSON escapes it (request bodies written by
@@ -144,7 +181,8 @@ pub(crate) fn string_literal(s: &str) -> String {
     out
 }
 
-fn write_string(out: &mut String, s: &str) {
+/// Append `s` as a canonical JSON string literal to `out`.
+pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
     // Runs of printable ASCII go out in one copy, found by a loop over the bytes (no UTF-8
     // decoding for them); only what needs escaping is written character by character (a lease
@@ -207,6 +245,11 @@ mod tests {
         assert_eq!(enc(json!("tab\tq\"b\\\u{7f}\u{1}")), r#""tab\tq\"b\\\u007f\u0001""#);
         assert_eq!(enc(json!(-12345678901234i64)), "-12345678901234");
         assert_eq!(enc(json!(18446744073709551615u64)), "18446744073709551615");
+        // Integers are written digit by digit here, not by `to_string`: the same text at the edges.
+        for i in [0, 1, -1, 9, 10, -10, 99, 100, i64::MAX, i64::MIN, i64::MIN + 1] {
+            assert_eq!(enc(json!(i)), i.to_string());
+        }
+        assert_eq!(enc(json!(u64::MAX - 1)), (u64::MAX - 1).to_string());
     }
 
     #[test]
