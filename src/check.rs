@@ -135,7 +135,7 @@ async fn run_checks(store: &dyn ObjectStore, space: &str) -> Result<Vec<Check>> 
 
     // Write tokens (fencepost's provenance metadata) come back as written.
     let token = random_token()?;
-    let meta = WriteMeta { token: Some(token.clone()), history: vec![random_token()?], origin: Some(token.clone()) };
+    let meta = WriteMeta { token: Some(token.clone()), history: random_token()?, origin: Some(token.clone()) };
     store.put(&key("token"), b"t", &Precondition::None, &meta).await.map_err(storage)?;
     let read = store.get(&key("token")).await.map_err(storage)?;
     let back = read.map(|o| o.meta);

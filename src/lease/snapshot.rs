@@ -31,9 +31,9 @@ impl<T> Lease<T> {
         // to 34 makes a snapshot's round trip through JSON several times cheaper.
         let or_dash = |s: &Option<String>| s.as_deref().unwrap_or("-").to_owned();
         let mut meta = or_dash(&v.meta.token) + " " + &or_dash(&v.meta.origin);
-        for t in &v.meta.history {
+        if !v.meta.history.is_empty() {
             meta.push(' ');
-            meta.push_str(t);
+            meta.push_str(&v.meta.history);
         }
         let mut out = Map::new();
         out.insert("key".into(), p.key.clone().into());
@@ -70,10 +70,11 @@ impl Lease {
         };
         let string = |name: &str| text(field(name)?)?.ok_or_else(bad);
         let provenance = string("meta")?;
-        let mut parts = provenance.split(' ');
+        let mut parts = provenance.splitn(3, ' ');
         let given = |t: Option<&str>| t.filter(|t| *t != "-").map(str::to_owned);
         let (token, origin) = (given(parts.next()), given(parts.next()));
-        let meta = WriteMeta { token, origin, history: parts.filter(|t| !t.is_empty()).map(str::to_owned).collect() };
+        // The history as the snapshot carries it (whoever reads it skips empty tokens).
+        let meta = WriteMeta { token, origin, history: parts.next().unwrap_or_default().to_owned() };
         let deadline_at = Timestamp::parse_rfc3339(&string("deadline")?).ok_or_else(bad)?;
         let Value::Object(extra) = field("extra")?.clone() else { return Err(bad()) };
         let view = View {

@@ -84,7 +84,7 @@ pub(super) fn judge(
                 Resolution::NotLanded
             }
             // The version we meant to replace has a successor, and it is not ours.
-            Some(base_token) if current.meta.history.iter().any(|t| t == base_token) => Resolution::Lost,
+            Some(base_token) if current.meta.history_tokens().any(|t| t == base_token) => Resolution::Lost,
             _ => unknown("the key changed, or its provenance is not visible"),
         },
     }

@@ -24,7 +24,7 @@ impl Objects {
             // A create or plain put starts a lineage; a layer-0 `ifMatch` put does not know the
             // version it replaces, so its lineage is unknown.
             None if matches!(precondition, Precondition::IfMatch(_)) => {
-                WriteMeta { token: Some(token), history: Vec::new(), origin: None }
+                WriteMeta { token: Some(token), history: String::new(), origin: None }
             }
             None => WriteMeta::creating(token),
         };

@@ -28,7 +28,7 @@ fn at() -> Timestamp {
 }
 
 fn meta(token: &str, history: &[&str]) -> WriteMeta {
-    WriteMeta { token: Some(token.to_owned()), history: history.iter().map(|s| s.to_string()).collect(), origin: None }
+    WriteMeta { token: Some(token.to_owned()), history: history.join(" "), origin: None }
 }
 
 fn response(status: u16, headers: &[(&str, &str)], body: &str) -> HttpResponse {
