@@ -156,7 +156,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
         "store.counts" => {
             let c = stores::store(target)?.request_counts(a.flag("reset") == Some(true));
             let fields = [("get", c.get), ("put", c.put), ("delete", c.delete), ("list", c.list)];
-            return work(std::future::ready(Ok(Reply::object(Vec::from(fields.map(|(k, v)| (k, Value::from(v))))))));
+            return ready(Reply::object(Vec::from(fields.map(|(k, v)| (k, Value::from(v))))));
         }
         "store.inject" => return stores::store(target)?.inject(&a).and_then(|()| ready(Value::Null)),
         "store.limitWrites" => return stores::store(target)?.limit_writes(&a).and_then(|()| ready(Value::Null)),
@@ -170,9 +170,9 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
         }
         "clock.stepUntil" => {
             let until = a.number("until").ok_or_else(|| Error::invalid("until is required"))?;
-            return ready(stores::manual_clock(target)?.step_until(Timestamp::from_millis_f64(until)).into());
+            return ready(Value::from(stores::manual_clock(target)?.step_until(Timestamp::from_millis_f64(until))));
         }
-        "clock.ioInFlight" => return ready((fencepost::__private::requests_in_flight() as u32).into()),
+        "clock.ioInFlight" => return ready(Value::from(fencepost::__private::requests_in_flight() as u32)),
         "drop" => {
             let id = a.number("id").unwrap_or(0.0) as u32;
             stores::forget(id);
@@ -421,8 +421,8 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
     }
 }
 
-fn ready(json: Value) -> Result<Work> {
-    work(std::future::ready(Ok(json.into())))
+fn ready(reply: impl Into<Reply>) -> Result<Work> {
+    work(std::future::ready(Ok(reply.into())))
 }
 
 /// What a key holds, as `inspect` and `watch` answer it (null while absent; bytes beside).
