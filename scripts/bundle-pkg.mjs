@@ -39,7 +39,7 @@ const runtimeEntryImports = {
   setup(b) {
     b.onResolve({ filter: /^\.\.?\/[a-z-]+\.js$/ }, (args) => {
       const target = resolve(args.resolveDir, args.path);
-      return runtimeEntries.has(target) && args.kind === "import-statement" && target !== args.importer
+      return runtimeEntries.has(target) && args.kind === "import-statement"
         ? { path: args.path, external: true }
         : undefined;
     });

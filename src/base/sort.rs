@@ -5,30 +5,35 @@
 
 /// Sort `items` ascending.
 pub(crate) fn sort<T: Ord>(items: &mut [T]) {
-    if items.is_sorted() {
+    sort_by(items, |a, b| a < b);
+}
+
+/// Sort `items` ascending by `less` (a strict order: is `a` before `b`?).
+pub(crate) fn sort_by<T>(items: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    if items.is_sorted_by(|a, b| !less(b, a)) {
         return;
     }
     let len = items.len();
     for root in (0..len / 2).rev() {
-        sift_down(items, root, len);
+        sift_down(items, root, len, &less);
     }
     for end in (1..len).rev() {
         items.swap(0, end);
-        sift_down(items, 0, end);
+        sift_down(items, 0, end, &less);
     }
 }
 
 /// Restore the max-heap property below `root` within `items[..end]`.
-fn sift_down<T: Ord>(items: &mut [T], mut root: usize, end: usize) {
+fn sift_down<T>(items: &mut [T], mut root: usize, end: usize, less: &impl Fn(&T, &T) -> bool) {
     loop {
         let mut child = 2 * root + 1;
         if child >= end {
             return;
         }
-        if child + 1 < end && items[child] < items[child + 1] {
+        if child + 1 < end && less(&items[child], &items[child + 1]) {
             child += 1;
         }
-        if items[root] >= items[child] {
+        if !less(&items[root], &items[child]) {
             return;
         }
         items.swap(root, child);

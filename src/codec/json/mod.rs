@@ -86,8 +86,7 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(value: Value, what: &str
     serde_json::from_value(value).map_err(|e| Error::corrupt(key, format!("the {what} is not the type asked for: {e}")))
 }
 
-/// Append `value`'s canonical JSON to `out`.
-pub fn write_value(out: &mut String, value: &Value) {
+fn write_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -110,26 +109,39 @@ pub fn write_value(out: &mut String, value: &Value) {
             // serde_json's map iterates in that order already, unless some crate in the build
             // turns on its `preserve_order`: then the keys are sorted here (with the sort the
             // stores' listings use, so no second sort routine is compiled in).
-            out.push('{');
-            let mut first = true;
-            let mut entry = |k: &str, v: &Value| {
-                if !std::mem::take(&mut first) {
-                    out.push(',');
-                }
-                write_string(out, k);
-                out.push(':');
-                write_value(out, v);
-            };
             if maps_iterate_sorted() {
-                map.iter().for_each(|(k, v)| entry(k, v));
+                write_fields(out, map.iter().map(|(k, v)| (k.as_str(), v)));
             } else {
-                let mut keys: Vec<String> = map.keys().cloned().collect();
+                let mut keys: Vec<&String> = map.keys().collect();
                 crate::base::sort::sort(&mut keys);
-                keys.iter().filter_map(|k| Some((k, map.get(k)?))).for_each(|(k, v)| entry(k, v));
+                write_fields(out, keys.into_iter().filter_map(|k| Some((k.as_str(), map.get(k)?))));
             }
-            out.push('}');
         }
     }
+}
+
+/// An object of these fields, in the order given, appended to `out` (a map's, or [`fields_text`]'s).
+fn write_fields<'a>(out: &mut String, fields: impl Iterator<Item = (&'a str, &'a Value)>) {
+    out.push('{');
+    for (i, (k, v)) in fields.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(out, k);
+        out.push(':');
+        write_value(out, v);
+    }
+    out.push('}');
+}
+
+/// The canonical JSON text of an object with these named fields, given in any order: what a
+/// binding replies, whose few fields are not worth a map (each key allocated, inserted, iterated
+/// and freed: about a tenth of a memory-store call's instructions in the npm package).
+pub fn fields_text(fields: &mut [(&str, Value)]) -> String {
+    crate::base::sort::sort_by(fields, |a, b| a.0 < b.0);
+    let mut out = String::with_capacity(64);
+    write_fields(&mut out, fields.iter().map(|(k, v)| (*k, v)));
+    out
 }
 
 /// Does serde_json's map iterate in key order (a `BTreeMap`, unless some crate in the build turns
@@ -181,8 +193,7 @@ pub(crate) fn string_literal(s: &str) -> String {
     out
 }
 
-/// Append `s` as a canonical JSON string literal to `out`.
-pub fn write_string(out: &mut String, s: &str) {
+fn write_string(out: &mut String, s: &str) {
     out.push('"');
     // Runs of printable ASCII go out in one copy, found by a loop over the bytes (no UTF-8
     // decoding for them); only what needs escaping is written character by character (a lease
@@ -250,6 +261,15 @@ mod tests {
             assert_eq!(enc(json!(i)), i.to_string());
         }
         assert_eq!(enc(json!(u64::MAX - 1)), (u64::MAX - 1).to_string());
+    }
+
+    #[test]
+    fn fields_text_is_the_canonical_object_whatever_the_order_given() {
+        let mut fields =
+            [("value", json!({"b": 1, "a": 2})), ("key", json!("k")), ("\u{ff61}", json!(1)), ("etag", json!(null))];
+        let map: serde_json::Map<String, Value> = fields.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+        assert_eq!(fields_text(&mut fields), enc(Value::Object(map)));
+        assert_eq!(fields_text(&mut []), "{}");
     }
 
     #[test]
