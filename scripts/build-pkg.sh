@@ -49,14 +49,18 @@ raw=$(stat -c %s pkg/fencepost_bg.wasm)
 # 5.2 KB smaller gzipped (3.0 KB with brotli), because the functions left apart are many, small and
 # alike, which compresses better than the same code spread through large callers (measured from 0
 # to unlimited; 25 was the smallest, docs/benchmarks.md).
-node_modules/.bin/wasm-opt --one-caller-inline-max-function-size=25 -Oz --merge-similar-functions -Oz --low-memory-unused --strip-producers --strip-target-features \
+# -g keeps the functions' names for the next step.
+node_modules/.bin/wasm-opt --one-caller-inline-max-function-size=25 -Oz --merge-similar-functions -Oz --low-memory-unused --strip-producers --strip-target-features -g \
   --enable-bulk-memory --enable-mutable-globals --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-reference-types --enable-multivalue \
   pkg/fencepost_bg.wasm -o pkg/fencepost_bg.wasm
-# Short names for the wasm's imports, exports and import module, and the glue renamed to match
+# The functions laid out so that near-copies sit within gzip's window of each other (about 4 KB
+# gzipped; scripts/order-wasm-functions.mjs names them in that order, wasm-opt reorders by name).
+# Then short names for the wasm's imports, exports and import module, and the glue renamed to match
 # (wasm-bindgen's import names carry a hash each: about 2 KB gzipped). The mapping stays in .run/.
 mkdir -p .run
-node_modules/.bin/wasm-opt --minify-imports-and-exports-and-modules \
+node scripts/order-wasm-functions.mjs pkg/fencepost_bg.wasm pkg/fencepost_bg.wasm
+node_modules/.bin/wasm-opt --reorder-functions-by-name --strip-debug --minify-imports-and-exports-and-modules \
   --enable-bulk-memory --enable-mutable-globals --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-reference-types --enable-multivalue \
   pkg/fencepost_bg.wasm -o pkg/fencepost_bg.wasm > .run/wasm-names.json
