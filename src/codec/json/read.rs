@@ -10,6 +10,7 @@
 
 use serde_json::{Map, Number, Value};
 
+use super::plain_run;
 use crate::base::number::{parse_i64, parse_u64};
 
 /// How deeply a document may nest before it is refused (serde_json's limit too): recursion here is
@@ -172,10 +173,15 @@ impl Reader<'_> {
         self.at += 1;
         let mut out = Vec::new();
         loop {
-            // Copy the run up to the next quote, backslash or control character in one go, found
-            // by a loop over the slice (a call to `peek` per byte cost several times as much).
+            // Copy the run up to the next quote, backslash or control character in one go: runs
+            // of printable ASCII, and between them the bytes a string also carries as they are
+            // (DEL, and UTF-8 sequences, checked as UTF-8 at the end).
             let rest = self.text.get(self.at..).unwrap_or_default();
-            let run = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(rest.len());
+            let mut run = plain_run(rest);
+            while rest.get(run).is_some_and(|b| *b >= 0x7f) {
+                run += 1;
+                run += plain_run(rest.get(run..).unwrap_or_default());
+            }
             out.extend_from_slice(&rest[..run]);
             self.at += run;
             match self.peek() {
@@ -404,6 +410,10 @@ mod tests {
             "\"a\nb\"",
             "\"\u{7f}\"",
             "\"é😀\"",
+            // Longer than a word: special bytes on both sides of eight-byte boundaries.
+            "\"abcdefgh\u{7f}ijklmnopé qrstuvwx😀yz\\n0123456789abcdef\\\"ghij\"",
+            "\"abcdefghijklmno\u{1}pq\"",
+            "\"abcdefghijklmnopqrstuvw\"",
             "[]",
             "[1,2,3]",
             "[1,]",
@@ -440,7 +450,9 @@ mod tests {
 
     #[test]
     fn refuses_what_serde_json_refuses_in_bytes() {
-        for bytes in [&b"\"\xff\""[..], b"\"\xc3\"", b"\"\xed\xa0\x80\"", b"[\"ok\", \"\xe2\x82\"]"] {
+        for bytes in
+            [&b"\"\xff\""[..], b"\"abcdefghij\xffklmnop\"", b"\"\xc3\"", b"\"\xed\xa0\x80\"", b"[\"ok\", \"\xe2\x82\"]"]
+        {
             assert!(read(bytes).is_err());
             assert!(serde_json::from_slice::<Value>(bytes).is_err());
         }
