@@ -18,7 +18,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::convert::{Args, Reply, js_json, millis, object, object_text, text};
+use crate::convert::{Args, Reply, js_json, millis, object, object_text, text, texts_object};
 use crate::errors::to_js;
 use crate::signal::{AbortSignal, Linked};
 use crate::stores::{self, Settings};
@@ -202,7 +202,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
             work(async move {
                 let mut state_fn = state_fn.map(|f| js_transition(f, "stateFn's result"));
                 let lease = db.lease_value(&key, options, state_fn.as_deref_mut()).await?;
-                Ok(lease.map_or(Value::Null, |l| l.snapshot()).into())
+                Ok(handle(lease))
             })
         }
         "withLease" => {
@@ -242,7 +242,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
             let (semaphore, options) = (semaphore(&db, &a)?, permit_options(&a));
             work(async move {
                 let permit = semaphore.acquire(options).await?;
-                Ok(permit.map_or(Value::Null, |l| l.snapshot()).into())
+                Ok(handle(permit))
             })
         }
         "semaphore.withPermit" => {
@@ -289,7 +289,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
             let ttl = a.number("ttl").ok_or_else(|| Error::invalid("ttl is required"))?;
             work(async move {
                 let lease = db.attach_lease(&key, &holder, ttl).await?;
-                Ok(lease.map_or(Value::Null, |l| l.snapshot()).into())
+                Ok(handle(lease))
             })
         }
         "inspect" => {
@@ -449,6 +449,11 @@ fn inspection_reply(seen: Option<Inspection>) -> Reply {
     Reply { json, bytes, ..Reply::default() }
 }
 
+/// A lease handle's reply: its snapshot, or null when there is no lease.
+fn handle<T>(lease: Option<Lease<T>>) -> Reply {
+    Reply { json: lease.map_or_else(|| "null".into(), |l| l.snapshot_text()), ..Reply::default() }
+}
+
 /// The JS function `body` as the work of a call that holds a lease meanwhile (`withLease`,
 /// `once`, `withPermit`): it hears the live entry's id and the lease's snapshot (its handle calls
 /// through the lease kept alive here; the JS layer detaches the entry when the call has settled).
@@ -457,8 +462,8 @@ fn inspection_reply(seen: Option<Inspection>) -> Reply {
 fn live_work(body: Function, result: Option<&'static str>) -> impl AsyncFnOnce(&Lease) -> Result<Value> {
     async move |lease: &Lease| {
         let (id, _) = tables::start_live(lease.clone());
-        let live = object(vec![("live", id.into()), ("lease", lease.snapshot())]);
-        let settled = match body.call1(&JsValue::UNDEFINED, &text(&live).into()) {
+        let live = texts_object(&[("lease", &lease.snapshot_text()), ("live", &text(&id.into()))]);
+        let settled = match body.call1(&JsValue::UNDEFINED, &live.into()) {
             Ok(returned) => fencepost::__private::settled(&returned).await,
             Err(e) => Err(e),
         };
@@ -580,7 +585,7 @@ fn lease_call(op: &str, db: &Fencepost, mut a: Args, cb: Callbacks, cancel: Opti
             Ok(v) => (v, None),
             Err(e) => (Value::Null, Some(e)),
         };
-        let json = object_text(vec![("value", value), ("lease", lease.snapshot())]);
+        let json = texts_object(&[("lease", &lease.snapshot_text()), ("value", &text(&value))]);
         Ok(Reply { json, ended: lease.ended().reason(), failure, ..Reply::default() })
     })
 }

@@ -23,6 +23,21 @@ use crate::time::Timestamp;
 impl<T> Lease<T> {
     /// The handle as plain data (see the module's doc).
     pub fn snapshot(&self) -> Value {
+        // Built by insertion: `Map::from_iter` sorts first, which brings std's stable sort along.
+        let mut out = Map::new();
+        for (name, value) in self.snapshot_fields() {
+            out.insert(name.to_owned(), value);
+        }
+        Value::Object(out)
+    }
+
+    /// [`Lease::snapshot`] as its canonical JSON text, written straight from its fields (no map
+    /// built: what a binding hands over after every call through a lease handle).
+    pub fn snapshot_text(&self) -> String {
+        crate::codec::json::fields_text(&mut self.snapshot_fields())
+    }
+
+    fn snapshot_fields(&self) -> Vec<(&'static str, Value)> {
         let p = &self.period;
         let v = p.view.lock();
         let text = |s: &Option<String>| s.clone().map_or(Value::Null, Value::String);
@@ -35,23 +50,23 @@ impl<T> Lease<T> {
             meta.push(' ');
             meta.push_str(&v.meta.history);
         }
-        let mut out = Map::new();
-        out.insert("key".into(), p.key.clone().into());
-        out.insert("holder".into(), p.holder.clone().into());
-        out.insert("epoch".into(), p.epoch.into());
         // Whole numbers as integers: they cross JSON without a float's shortest-digits search.
         let whole = |f: f64| if f.fract() == 0.0 && f.abs() < 9e15 { Value::from(f as i64) } else { Value::from(f) };
-        out.insert("ttl".into(), whole(p.ttl));
-        out.insert("etag".into(), text(&v.etag));
-        out.insert("deadline".into(), v.deadline_at.to_rfc3339().into());
-        // The same instant as whole JS milliseconds (as a `Date` keeps it), for readers without an
-        // RFC 3339 parser at hand.
-        out.insert("deadlineMs".into(), whole(v.deadline_at.as_millis_f64().trunc()));
-        out.insert("state".into(), v.state.clone());
-        out.insert("released".into(), v.released.into());
-        out.insert("extra".into(), Value::Object(v.extra.clone()));
-        out.insert("meta".into(), Value::String(meta));
-        Value::Object(out)
+        vec![
+            ("key", p.key.clone().into()),
+            ("holder", p.holder.clone().into()),
+            ("epoch", p.epoch.into()),
+            ("ttl", whole(p.ttl)),
+            ("etag", text(&v.etag)),
+            ("deadline", v.deadline_at.to_rfc3339().into()),
+            // The same instant as whole JS milliseconds (as a `Date` keeps it), for readers without
+            // an RFC 3339 parser at hand.
+            ("deadlineMs", whole(v.deadline_at.as_millis_f64().trunc())),
+            ("state", v.state.clone()),
+            ("released", v.released.into()),
+            ("extra", Value::Object(v.extra.clone())),
+            ("meta", Value::String(meta)),
+        ]
     }
 }
 
@@ -118,6 +133,8 @@ mod tests {
             again.write(&serde_json::json!({"step": 2})).await.unwrap();
             assert_eq!(store.take_counts().put, 1, "one guarded PUT, no read");
             assert_eq!(again.epoch(), 1);
+            // The text form is the canonical text of the value form.
+            assert_eq!(again.snapshot_text().into_bytes(), crate::codec::json::to_canonical(&again.snapshot()));
             // Fencing still holds for a restored handle.
             let stale = Lease::restore(db.objects(), &snapshot).unwrap();
             again.release().await.unwrap();
