@@ -11,22 +11,25 @@
 //
 // How: greedy. Start from the largest function; then repeatedly place next the function whose
 // distinct 4-byte sequences are most often found among those of the last 32 KB placed (gzip's
-// window), each sequence weighted down by the number of functions it occurs in (sequences in
+// window, or another span given), each sequence weighted down by the number of functions it occurs in (sequences in
 // every function, such as common instruction pairs, say little). Deterministic for a given wasm.
 // No library does this for wasm; it is ~100 lines of plain code over the binary format.
 //
-// usage: node scripts/order-wasm-functions.mjs IN.wasm OUT.wasm   (IN with a name section, e.g.
-// from `wasm-opt -g`; OUT is IN with its name section replaced by one naming each function by its
-// place. Run `wasm-opt --reorder-functions-by-name --strip-debug` on OUT.)
+// usage: node scripts/order-wasm-functions.mjs IN.wasm OUT.wasm [WINDOW]   (IN with a name section,
+// e.g. from `wasm-opt -g`; OUT is IN with its name section replaced by one naming each function by
+// its place; WINDOW, the bytes of placed code compared with, 32768 by default. Run `wasm-opt
+// --reorder-functions-by-name --strip-debug` on OUT.) A heuristic's result moves by a few hundred
+// bytes with any change to the code, so scripts/build-pkg.sh tries several windows and keeps the
+// smallest.
 import { readFileSync, writeFileSync } from "node:fs";
 
 const SHINGLE = 4; // bytes per sequence compared
-const WINDOW = 32 * 1024; // gzip's (deflate's) window
+const WINDOW = Number(process.argv[4] ?? 32 * 1024); // gzip's (deflate's) window by default
 const COMMON = 1000; // sequences found in more functions than this are ignored (too common to help)
 
 const [input, output] = process.argv.slice(2);
 if (!input || !output) {
-  console.error("usage: node scripts/order-wasm-functions.mjs IN.wasm OUT.wasm");
+  console.error("usage: node scripts/order-wasm-functions.mjs IN.wasm OUT.wasm [WINDOW]");
   process.exit(2);
 }
 const { imported, bodies, sections } = readModule(readFileSync(input));

@@ -43,6 +43,25 @@ pub(crate) fn parse_i64(text: &str) -> Option<i64> {
     }
 }
 
+/// `n`'s decimal digits appended to `out`, zero-padded to at least `width`: the crate's one
+/// integer printer, written here rather than through `core::fmt` (its machinery per call, and a
+/// `String::push` per character, cost several times as much for the integers of every JSON
+/// document and timestamp written).
+pub(crate) fn push_digits(out: &mut String, mut n: u64, width: usize) {
+    let mut digits = [b'0'; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let from = at.min(digits.len().saturating_sub(width));
+    out.push_str(std::str::from_utf8(digits.get(from..).unwrap_or_default()).unwrap_or_default());
+}
+
 /// Python's `repr(float)`: the shortest round-tripping digits, positional notation when the decimal
 /// exponent is in [-4, 16), scientific (`1e+16`, `1.5e-05`) otherwise, always with a `.0` or an
 /// exponent so it reads back as a float.

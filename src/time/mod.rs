@@ -7,6 +7,7 @@ mod manual;
 pub use manual::ManualClock;
 
 use crate::base::future::BoxFuture;
+use crate::base::number::push_digits;
 
 /// Microseconds since the Unix epoch, UTC. Microseconds because that is the wire precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -63,7 +64,22 @@ impl Timestamp {
         let days = secs.div_euclid(86_400);
         let sod = secs.rem_euclid(86_400);
         let (y, m, d) = civil_from_days(days);
-        format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z", sod / 3600, sod % 3600 / 60, sod % 60)
+        // Written field by field (it runs for every lease document and snapshot written), as
+        // `format!("{y:04}-{m:02}-…")` would: a year's sign counts in its width of four.
+        let mut out = String::with_capacity(27);
+        if y < 0 {
+            out.push('-');
+        }
+        push_digits(&mut out, y.unsigned_abs(), if y < 0 { 3 } else { 4 });
+        let (hour, minute, second) = (sod / 3600, sod % 3600 / 60, sod % 60);
+        for (separator, n, width) in
+            [("-", m, 2), ("-", d, 2), ("T", hour, 2), (":", minute, 2), (":", second, 2), (".", micros, 6)]
+        {
+            out.push_str(separator);
+            push_digits(&mut out, n.unsigned_abs(), width);
+        }
+        out.push('Z');
+        out
     }
 
     /// Any RFC 3339 date-time: `T`, `t` or a space between date and time; optional fraction of any
@@ -227,6 +243,25 @@ mod tests {
         assert_eq!(Timestamp(1_767_225_600_123_456).to_rfc3339(), "2026-01-01T00:00:00.123456Z");
         assert_eq!(Timestamp(951_782_400_000_001).to_rfc3339(), "2000-02-29T00:00:00.000001Z");
         assert_eq!(Timestamp(-1).to_rfc3339(), "1969-12-31T23:59:59.999999Z");
+        // Field by field, as `format!` with widths writes it: across and beyond the wire's years.
+        let by_format = |t: Timestamp| {
+            let (secs, micros) = (t.0.div_euclid(1_000_000), t.0.rem_euclid(1_000_000));
+            let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+            let (y, m, d) = civil_from_days(days);
+            format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z", sod / 3600, sod % 3600 / 60, sod % 60)
+        };
+        let mut next = crate::test_support::xorshift(0x9E37_79B9_7F4A_7C15);
+        let edges = [Timestamp::WIRE_MIN, Timestamp::WIRE_MAX, Timestamp(Timestamp::WIRE_MIN.0 - 1)];
+        let far = [
+            Timestamp(Timestamp::WIRE_MAX.0 + 1),
+            Timestamp(-70_000_000_000_000_000),
+            Timestamp(400_000_000_000_000_000),
+        ];
+        let random =
+            (0..20_000).map(|_| Timestamp((next() % 600_000_000_000_000_000) as i64 - 300_000_000_000_000_000));
+        for t in edges.into_iter().chain(far).chain(random) {
+            assert_eq!(t.to_rfc3339(), by_format(t), "{}", t.0);
+        }
     }
 
     #[test]

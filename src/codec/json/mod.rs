@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::base::error::{Error, Result};
-use crate::base::number::python_float_repr;
+use crate::base::number::{push_digits, python_float_repr};
 use crate::codec::encoding::HEX_DIGITS;
 
 mod read;
@@ -161,28 +161,12 @@ fn write_number(out: &mut String, n: &serde_json::Number) {
         if i < 0 {
             out.push('-');
         }
-        write_digits(out, i.unsigned_abs());
+        push_digits(out, i.unsigned_abs(), 1);
     } else if let Some(u) = n.as_u64() {
-        write_digits(out, u);
+        push_digits(out, u, 1);
     } else if let Some(f) = n.as_f64() {
         out.push_str(&python_float_repr(f));
     }
-}
-
-/// `n`'s decimal digits, written here rather than through `to_string` (the formatting machinery
-/// and a `String` per number; the writer meets an integer in most documents: epochs, times).
-fn write_digits(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend(digits.get(at..).unwrap_or_default().iter().map(|&d| char::from(d)));
 }
 
 /// `s` as a JSON string literal, escaped as canonical JSON escapes it (request bodies written by
