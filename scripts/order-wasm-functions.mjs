@@ -48,8 +48,8 @@ function readModule(/** @type {Buffer} */ wasm) {
     } while (byte & 0x80);
     return value;
   };
-  const skipLimits = () => (leb() & 1 ? (leb(), leb()) : leb());
-  let imported = 0;
+  // Function indices count the imported functions first (V8 reads the import section for us).
+  const imported = WebAssembly.Module.imports(new WebAssembly.Module(wasm)).filter((i) => i.kind === "function").length;
   /** @type {Buffer[]} */
   const bodies = [];
   const sections = [wasm.subarray(0, 8)];
@@ -62,20 +62,6 @@ function readModule(/** @type {Buffer} */ wasm) {
       if (wasm.toString("utf8", at, at + nameLength) === "name") {
         at = end;
         continue;
-      }
-    } else if (id === 2) {
-      for (let i = leb(); i > 0; i--) {
-        for (const _ of ["module", "name"]) {
-          const length = leb();
-          at += length;
-        }
-        const kind = wasm[at++];
-        if (kind === 0) imported++, leb(); // function: type index
-        else if (kind === 1) at++, skipLimits(); // table: element type, limits
-        else if (kind === 2) skipLimits(); // memory
-        else if (kind === 3) at += 2; // global: value type, mutability
-        else if (kind === 4) at++, leb(); // tag: attribute, type index
-        else throw new Error(`${input}: unknown import kind ${kind}`);
       }
     } else if (id === 10) {
       for (let i = leb(); i > 0; i--) {

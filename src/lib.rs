@@ -172,7 +172,8 @@ pub use watch::{Change, MIN_WATCH_INTERVAL, Seen, Watch, Watcher};
 pub mod __private {
     pub use crate::base::error::quoted;
     pub use crate::codec::json::{
-        ErrorKind as JsonErrorKind, fields_text as json_fields_text, read as read_json, to_canonical, to_canonical_text,
+        ErrorKind as JsonErrorKind, fields_text as json_fields_text, read as read_json,
+        texts_object as json_texts_object, to_canonical, to_canonical_text,
     };
     pub use crate::counter::DEFAULT_SHARDS;
     #[cfg(target_arch = "wasm32")]

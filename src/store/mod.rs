@@ -84,13 +84,8 @@ impl WriteMeta {
     /// The provenance of a write replacing `base`: base's token, then base's history, capped; the
     /// same origin.
     pub(crate) fn replacing(token: String, base: &WriteMeta) -> Self {
-        let mut history = String::with_capacity(base.history.len() + 24);
-        for t in base.token.as_deref().into_iter().chain(base.history_tokens()).take(TOKEN_HISTORY) {
-            if !history.is_empty() {
-                history.push(' ');
-            }
-            history.push_str(t);
-        }
+        let tokens = base.token.as_deref().into_iter().chain(base.history_tokens());
+        let history = history_of(tokens, base.history.len() + 24);
         WriteMeta { token: Some(token), history, origin: base.origin.clone() }
     }
 
@@ -127,9 +122,22 @@ impl WriteMeta {
             |name: &str| get(name).map(|t| t.trim().to_owned()).filter(|t| crate::codec::token::looks_like_token(t));
         let stored = get(META_HISTORY).unwrap_or_default();
         let tokens = stored.split([' ', ',']).filter(|t| crate::codec::token::looks_like_token(t));
-        let history = tokens.take(TOKEN_HISTORY).collect::<Vec<_>>().join(" ");
+        let history = history_of(tokens, stored.len());
         WriteMeta { token: one(META_TOKEN), history, origin: one(META_ORIGIN) }
     }
+}
+
+/// A history from its tokens, newest first: the first `TOKEN_HISTORY` of them, single spaces
+/// between (`capacity`: about its length, so that it is allocated once).
+fn history_of<'a>(tokens: impl Iterator<Item = &'a str>, capacity: usize) -> String {
+    let mut history = String::with_capacity(capacity);
+    for t in tokens.take(TOKEN_HISTORY) {
+        if !history.is_empty() {
+            history.push(' ');
+        }
+        history.push_str(t);
+    }
+    history
 }
 
 /// One stored version of a key.

@@ -110,18 +110,23 @@ fn write_value(out: &mut String, value: &Value) {
             // turns on its `preserve_order`: then the keys are sorted here (with the sort the
             // stores' listings use, so no second sort routine is compiled in).
             if maps_iterate_sorted() {
-                write_fields(out, map.iter().map(|(k, v)| (k.as_str(), v)));
+                write_fields(out, map.iter().map(|(k, v)| (k.as_str(), v)), write_value);
             } else {
                 let mut keys: Vec<&String> = map.keys().collect();
                 crate::base::sort::sort(&mut keys);
-                write_fields(out, keys.into_iter().filter_map(|k| Some((k.as_str(), map.get(k)?))));
+                write_fields(out, keys.into_iter().filter_map(|k| Some((k.as_str(), map.get(k)?))), write_value);
             }
         }
     }
 }
 
-/// An object of these fields, in the order given, appended to `out` (a map's, or [`fields_text`]'s).
-fn write_fields<'a>(out: &mut String, fields: impl Iterator<Item = (&'a str, &'a Value)>) {
+/// An object of these fields, in the order given, appended to `out` (a map's, [`fields_text`]'s or
+/// [`texts_object`]'s), each value written by `write`.
+fn write_fields<'a, V: ?Sized + 'a>(
+    out: &mut String,
+    fields: impl Iterator<Item = (&'a str, &'a V)>,
+    write: fn(&mut String, &V),
+) {
     out.push('{');
     for (i, (k, v)) in fields.enumerate() {
         if i > 0 {
@@ -129,9 +134,18 @@ fn write_fields<'a>(out: &mut String, fields: impl Iterator<Item = (&'a str, &'a
         }
         write_string(out, k);
         out.push(':');
-        write_value(out, v);
+        write(out, v);
     }
     out.push('}');
+}
+
+/// The JSON text of an object whose values are JSON text already (a lease's snapshot, a value
+/// written once), the fields in the order given: canonical when the caller gives them in code-point
+/// order of their keys and each text is canonical.
+pub fn texts_object(fields: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    write_fields(&mut out, fields.iter().map(|(k, v)| (*k, *v)), String::push_str);
+    out
 }
 
 /// The canonical JSON text of an object with these named fields, given in any order: what a
@@ -140,7 +154,7 @@ fn write_fields<'a>(out: &mut String, fields: impl Iterator<Item = (&'a str, &'a
 pub fn fields_text(fields: &mut [(&str, Value)]) -> String {
     crate::base::sort::sort_by(fields, |a, b| a.0 < b.0);
     let mut out = String::with_capacity(64);
-    write_fields(&mut out, fields.iter().map(|(k, v)| (*k, v)));
+    write_fields(&mut out, fields.iter().map(|(k, v)| (*k, v)), write_value);
     out
 }
 
@@ -285,6 +299,14 @@ mod tests {
             }
         }
         assert_eq!(plain_run(b""), 0);
+    }
+
+    #[test]
+    fn texts_object_is_the_canonical_object_of_canonical_texts_in_key_order() {
+        let (a, b) = (json!({"y": [1, "é"], "x": null}), json!(7));
+        let text = texts_object(&[("a", &to_canonical_text(&a)), ("b", &to_canonical_text(&b))]);
+        assert_eq!(text, to_canonical_text(&json!({"a": a, "b": b})));
+        assert_eq!(texts_object(&[]), "{}");
     }
 
     #[test]
