@@ -1,9 +1,10 @@
 // `npm run bench:memory [calls]`: the binding's memory, measured as a long-running Node server and
 // a Worker see it. 1,000,000 mixed calls (benches/memory/workload.js: a new doc handle per
-// update, lease + release, withLease, a new Fencepost + claim, a dropped unreleased lease) on the
-// memory store, with no forced garbage collection, printing the wasm memory (what the instance's
-// memory has grown to: it never shrinks) and the process's RSS every 100,000 calls: first in this
-// Node process, then in workerd (Miniflare, 20,000 calls per request).
+// update, lease + release, withLease, a new Fencepost + claim, a dropped unreleased lease, a
+// countingStore per request + claim) on the memory store, with no forced garbage collection,
+// printing the wasm memory (what the instance's memory has grown to: it never shrinks) and the
+// process's RSS every 100,000 calls: first in this Node process, then in workerd (Miniflare,
+// 20,000 calls per request).
 import { wasmBytes } from "./memory/capture.js";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";

@@ -36,10 +36,10 @@ export function nextId() {
 }
 
 /**
- * Handles whose recipe names state the core holds for them (a memory store's objects, a manual
- * clock's time): when the runtime collects the handle, the core forgets the state. Only these
- * hold anything, and it is the user's own data, as a `Map` of theirs would be; every other handle
- * is plain data.
+ * Handles whose recipe names state the core holds for them (a memory store's objects, a fault
+ * store's faults, a manual clock's time): when the runtime collects the handle, the core forgets
+ * the state. Only these test doubles hold anything, and it is the user's own data, as a `Map` of
+ * theirs would be; every other handle is plain data.
  */
 const forget = typeof FinalizationRegistry === "function"
   ? new FinalizationRegistry((/** @type {number} */ id) => {

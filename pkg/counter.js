@@ -2,7 +2,7 @@
 // counters past a store's per-key write limit. The core does the work; here are the JS names.
 
 import { InvalidArgument, pinNames } from "./errors.js";
-import { SIGNAL_ONLY, options, string } from "./options.js";
+import { SIGNAL_ONLY, finite, options, string } from "./options.js";
 import { run } from "./binding.js";
 
 /**
@@ -31,7 +31,7 @@ export class Counter {
 
   /** Add `n` (default 1; a whole number, negative to subtract) to one shard chosen at random. */
   async add(/** @type {number} */ n = 1, /** @type {any} */ opts) {
-    if (typeof n !== "number") throw new InvalidArgument(`counter.add's n must be a number, got ${typeof n}`);
+    finite(n, "counter.add's n");
     const { signal } = options(opts, SIGNAL_ONLY, "add options");
     await run("counter.add", this.#db, { args: { key: this.key, shards: this.#shards, n }, signal });
   }

@@ -4,7 +4,7 @@
 import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, func, options, string } from "./options.js";
 import { jsonCallback, toJson } from "./json.js";
-import { run } from "./binding.js";
+import { isReady, run, runSync } from "./binding.js";
 
 const UPDATE_OPTIONS = /** @type {const} */ ({ create: "any", maxAttempts: "number", fresh: "boolean", signal: "signal" });
 
@@ -63,6 +63,15 @@ export class Doc {
     const args = { key, maxAttempts: o.maxAttempts ?? undefined, fresh: o.fresh ?? undefined };
     const callbacks = { fn: jsonCallback(transition, "update's result") };
     return (await run("doc.update", this.#db, { args, raw: { create }, callbacks, signal: o.signal })).json;
+  }
+
+  /**
+   * Forget the version the `Fencepost` remembers of the key (for every handle on it): the next
+   * `update` reads first, as `{fresh: true}` does. No request; before the core is loaded nothing is
+   * remembered, so there is nothing to forget.
+   */
+  forget() {
+    if (isReady()) runSync("doc.forget", this.#db, { args: { key: this.key } });
   }
 
   /** Delete the document (idempotent). */

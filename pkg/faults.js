@@ -2,7 +2,7 @@
 // handles on the core's FaultStore and ManualClock, which judge every fault and a clock's start.
 
 import { InvalidArgument, pinNames } from "./errors.js";
-import { options } from "./options.js";
+import { finite, options } from "./options.js";
 import { MANUAL_CLOCK, RECIPE, holdsState, isReady, nextId, runSync } from "./binding.js";
 import { Store, toStore } from "./stores.js";
 
@@ -54,7 +54,7 @@ export class FaultStore extends Store {
    * after the store's `timeout` when the pause outlasts it.
    */
   pause(/** @type {number} */ seconds) {
-    if (typeof seconds !== "number") throw new InvalidArgument("pause(seconds) needs a number of seconds");
+    finite(seconds, "pause(seconds)");
     this.#bound("store.pause", { seconds });
     return this;
   }
@@ -152,7 +152,7 @@ pinNames({ FaultStore, ManualClock });
 /** `manualClock(start?)`: start is a Date or ms since the epoch (the core's default when not given). */
 export function manualClock(/** @type {Date | number | undefined} */ start) {
   const ms = start instanceof Date ? start.getTime() : start;
-  if (ms !== undefined && typeof ms !== "number") throw new InvalidArgument("manualClock(start) needs a Date or a number of ms");
+  if (ms !== undefined) finite(ms, "manualClock(start) (a Date or ms since the epoch)");
   return new ManualClock(ms);
 }
 

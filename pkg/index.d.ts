@@ -513,6 +513,8 @@ export declare class Doc<T = Json> {
    * reads first. Resolves to the value written.
    */
   update(fn: (value: T) => Awaitable<JsonSafe<T>>, options?: { create?: JsonSafe<T>; maxAttempts?: number; fresh?: boolean } & CallOptions): Promise<T>;
+  /** Forget the version the `Fencepost` remembers of the key (for every handle on it): the next `update` reads first, as `{fresh: true}` does. No request. */
+  forget(): void;
   /** Idempotent. */
   delete(options?: CallOptions): Promise<void>;
 }

@@ -1,7 +1,9 @@
 // Option objects, checked the way a JS developer expects: an unknown name (a typo such as
 // `stealIfExpire`) is an InvalidArgument naming it and the nearest valid name; a value of the wrong
 // type names the option and the type. `undefined` and `null` mean "not given". Only names and types
-// are checked here; what a value means (ttl > 0, a valid key…) is the core's to judge.
+// are checked here (and that a number is finite: NaN and ±Infinity cross to the core as JSON null,
+// which is "not given", so `{ttl: NaN}` would silently take the default); what a value means
+// (ttl > 0, a valid key…) is the core's to judge.
 
 import { InvalidArgument } from "./errors.js";
 
@@ -43,6 +45,7 @@ export function options(value, shape, what) {
       throw new InvalidArgument(`${what}.${name} must be ${article(shape[name])}, got ${describe(v)}`);
     }
     if (typeof v === "string") string(v, `${what}.${name}`);
+    else if (shape[name] === "number") finite(v, `${what}.${name}`);
   }
   return /** @type {Given<S>} */ (value);
 }
@@ -118,6 +121,17 @@ function distance(/** @type {string} */ a, /** @type {string} */ b) {
 export function string(v, what) {
   if (typeof v !== "string") throw new InvalidArgument(`${what} must be a string, got ${describe(v)}`);
   if (!v.isWellFormed()) throw new InvalidArgument(`${what} contains a lone surrogate (not valid Unicode)`);
+  return v;
+}
+
+/**
+ * A number argument: finite (JSON, which calls cross to the core in, has no NaN or ±Infinity; they
+ * would arrive as null, "not given").
+ * @param {unknown} v @param {string} what
+ * @returns {number}
+ */
+export function finite(v, what) {
+  if (typeof v !== "number" || !Number.isFinite(v)) throw new InvalidArgument(`${what} must be a finite number, got ${describe(v)}`);
   return v;
 }
 

@@ -22,7 +22,7 @@ export class Store {
     if (shown) Object.assign(this, shown);
     const id = nextId();
     this.#recipe = { ...recipe, kind, id };
-    // Memory, counting and fault stores are state the core holds for this handle.
+    // Memory and fault stores are state the core holds for this handle.
     if (STATEFUL.has(kind)) holdsState(this, id);
     // Bad settings throw here where the wasm is loaded (else from the first call).
     if (isReady()) runSync("store.open", this.#recipe);
@@ -48,6 +48,13 @@ export class Store {
 
   /** @returns {{get: number, put: number, delete: number, list: number}} */
   #counting(reset = false) {
+    // A counting store's counts are this handle's own array, which the core adds to.
+    const counts = /** @type {number[] | undefined} */ (this.#recipe.counts);
+    if (counts) {
+      const [get, put, del, list] = counts;
+      if (reset) counts.fill(0);
+      return { get, put, delete: del, list };
+    }
     if (!isReady()) return { get: 0, put: 0, delete: 0, list: 0 }; // nothing can have been sent before the core was loaded
     return runSync("store.counts", this.#recipe, { args: { reset } }).json;
   }
@@ -55,7 +62,7 @@ export class Store {
 pinNames({ Store });
 
 const COUNTED = new Set(["counting", "fault"]);
-const STATEFUL = new Set(["memory", "counting", "fault"]);
+const STATEFUL = new Set(["memory", "fault"]);
 
 /** The settings inspection shows: those given (the defaults are the core's). */
 function shown(/** @type {Record<string, unknown>} */ settings) {
@@ -186,7 +193,10 @@ export function customStore(impl, settings) {
 /** Wrap a store to count requests per operation: every request costs a Workers subrequest. */
 export function countingStore(/** @type {any} */ store) {
   const inner = toStore(store);
-  return new Store("counting", { inner: inner[RECIPE] }, { inner });
+  // The counts, `[get, put, delete, list]`: plain data of this handle, which the core adds to
+  // through `count` (so the core keeps nothing for it).
+  const counts = [0, 0, 0, 0];
+  return new Store("counting", { inner: inner[RECIPE], counts, count: (/** @type {number} */ i) => counts[i]++ }, { inner });
 }
 
 /** A `Store`, or an R2 binding used directly (the core says so when it is not one). */

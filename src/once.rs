@@ -7,9 +7,9 @@
 //!
 //! A call reads the key: a `done` record is the answer (1 request). Otherwise it acquires the
 //! lease with a state transition that writes `running` with the next attempt number and refuses a
-//! `done` record found on the way (that record is then the answer); while another holder's
-//! unexpired lease is there it waits up to `wait` seconds for `done` or expiry, then answers
-//! "running". Holding the lease, it runs the function under keep-alive and releases with `done` or
+//! `done` record found on the way, whoever holds the key (that record is then the answer); while
+//! another holder's unexpired lease is there it waits up to `wait` seconds for `done` or expiry,
+//! then answers "running". Holding the lease, it runs the function under keep-alive and releases with `done` or
 //! `failed`. A runner that dies leaves `running` behind; its lease expires and the next call runs
 //! the function again: execution is at least once, the recorded result exactly one, and a `done`
 //! record never changes (no write path replaces one).
@@ -134,7 +134,7 @@ where
             }
             Ok(record_of("running", attempt(&record) + 1, None))
         });
-        acquire::lease_or_holder(objects, key, options.lease_options(), Some(&mut *start)).await
+        acquire::lease_or_holder(objects, key, options.lease_options(), acquire::Rule::Once, Some(&mut *start)).await
     };
     let lease = match acquired {
         Err(_) if done.is_some() => {

@@ -134,7 +134,7 @@ impl Semaphore {
         let first = (crate::host::random::random_unit() * f64::from(limit)) as u32;
         let slots: Vec<String> = (0..limit).map(|i| self.slot_key((first + i) % limit)).collect();
         let slots: Vec<&str> = slots.iter().map(String::as_str).collect();
-        Ok(acquire::lease_among(&self.objects, &slots, lease_options, None).await?.ok())
+        Ok(acquire::lease_among(&self.objects, &slots, lease_options, acquire::Rule::Slot, None).await?.ok())
     }
 
     /// Acquire a permit, run `f` with it while keep-alive renews it, then release it: `Ok(None)`

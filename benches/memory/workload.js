@@ -6,16 +6,18 @@
 //   2  withLease                              db.withLease(key, {ttl}, fn)
 //   3  a new Fencepost per request + claim    new Fencepost(store).claim(key, value)
 //   4  a lease dropped without release        db.lease(key, {ttl: 1}) (expires; re-taken later)
+//   5  requests counted per request           new Fencepost(countingStore(store)).claim(key, value)
 // Keys repeat (a bounded working set: 100 docs, 50 leases, 1,000 claims), so the store itself
 // does not grow: what grows, grows because handles keep memory.
 
-export const KINDS = ["doc.update (new handle)", "lease + release", "withLease", "new Fencepost + claim", "dropped lease"];
+export const KINDS = ["doc.update (new handle)", "lease + release", "withLease", "new Fencepost + claim", "dropped lease",
+  "countingStore per request + claim"];
 
 /** @param {any} lib the fencepost module @param {any} store a memory store */
 export function workload(lib, store) {
   const db = new lib.Fencepost(store);
   return async function step(/** @type {number} */ i) {
-    switch (i % 5) {
+    switch (i % KINDS.length) {
       case 0:
         return db.doc(`doc/${i % 100}`).update((/** @type {number} */ n) => n + 1, { create: 0 });
       case 1: {
@@ -26,8 +28,10 @@ export function workload(lib, store) {
         return db.withLease(`with/${i % 50}`, { ttl: 30 }, async (/** @type {any} */ lease) => lease.epoch);
       case 3:
         return new lib.Fencepost(store).claim(`claim/${i % 1000}`, { by: i });
-      default:
+      case 4:
         return db.lease(`dropped/${i % 50}`, { ttl: 1 });
+      default:
+        return new lib.Fencepost(lib.countingStore(store)).claim(`counted/${i % 1000}`, { by: i });
     }
   };
 }

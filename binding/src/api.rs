@@ -341,6 +341,10 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
                 Ok(doc.update_value(&mut *f, create, max_attempts).await?.into())
             })
         }
+        "doc.forget" => {
+            db.doc::<Value>(&a.string("key")?)?.forget();
+            ready(Value::Null)
+        }
         "doc.delete" => {
             let doc: fencepost::Doc = db.doc(&a.string("key")?)?;
             work(async move { doc.delete().await.map(|()| Value::Null.into()) })

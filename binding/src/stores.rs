@@ -17,7 +17,7 @@ use fencepost::store::gcs::{AccessToken, GcsConfig, GcsStore, Rs256Signer, Servi
 use fencepost::store::js::JsStore;
 use fencepost::store::s3::{Addressing, DEFAULT_TIMEOUT, FetchTransport, S3Config, S3Store};
 use fencepost::store::{
-    CountingStore, FailureKind, MemoryStore, ObjectStore, Op, PrefixStore, RequestCounts, StoreError,
+    CountingStore, FailureKind, MemoryStore, ObjectStore, Op, PrefixStore, RequestCounts, StoreError, Tally,
 };
 use fencepost::testing::ManualClock;
 use fencepost::testing::{FaultStore, Injected, Rule};
@@ -25,7 +25,7 @@ use fencepost::{Clock, Timestamp};
 use fencepost::{Error, Result};
 
 /// A store as the binding keeps it: the store, and for counting and fault stores their counts and
-/// rules (a memory, counting or fault store is state: kept in the held table under its JS id).
+/// rules (a memory or fault store is state: kept in the held table under its JS id).
 #[derive(Clone)]
 pub struct Store {
     pub inner: Shared<dyn ObjectStore>,
@@ -315,19 +315,21 @@ impl Rs256Signer for JsSigner {
 }
 
 /// The store a JS store handle describes (its recipe: `{id, kind, settings?, bucket?, prefix?,
-/// inner?, clock?}`). Stores that are state (memory, counting, fault) are kept under their id from
+/// inner?, clock?}`). Stores that are state (memory, fault) are kept under their id from
 /// their first use; the others are built from their settings each time a `Fencepost` is.
 pub fn store(recipe: &JsValue) -> Result<Store> {
     let r = Settings { object: recipe, store: "store" };
     let id = r.number("id").unwrap_or(0.0) as u32;
     match r.text("kind").as_deref() {
         Some("memory") => held_store(id, || Ok(Store::new(Shared::new(MemoryStore::new())))),
-        Some("counting") => held_store(id, || {
-            let counting = Shared::new(CountingStore::new(store(&r.field("inner"))?.inner));
-            let c = counting.clone();
-            let counts = Shared::new(move |reset| if reset { c.take_counts() } else { c.counts() });
-            Ok(Store { inner: counting, counts: Some(counts), faults: None })
-        }),
+        // Its counts are its JS handle's (`count(i)` adds one to `[get, put, delete, list][i]`,
+        // which the handle reads itself), so it is built from its recipe like any other store and
+        // holds nothing of its own.
+        Some("counting") => {
+            let count = r.function("count").ok_or_else(bad_recipe)?;
+            let inner = store(&r.field("inner"))?.inner;
+            Ok(Store::new(Shared::new(CountingStore::with_tally(inner, Shared::new(JsTally(count))))))
+        }
         Some("fault") => held_store(id, || {
             let clock = r.field("clock");
             let clock: Shared<dyn Clock> = match clock.is_object() {
@@ -353,12 +355,26 @@ pub fn store(recipe: &JsValue) -> Result<Store> {
             let js = JsStore::from_js(r.field("host"), name, Shared::new(SystemClock), timeout)?;
             prefixed(Shared::new(js), &r.text("prefix").unwrap_or_default())
         }
-        _ => Err(Error::invalid("not a store handle")),
+        _ => Err(bad_recipe()),
     }
 }
 
-/// Stores and clocks that *are* state (a memory store's objects, a counting store's counts, a
-/// fault store's rules, a manual clock's time), kept under their JS handle's id from their first
+fn bad_recipe() -> Error {
+    Error::invalid("not a store handle")
+}
+
+/// A counting store's counts, kept by its JS handle: `count(i)` for the i-th of get, put, delete, list.
+struct JsTally(js_sys::Function);
+
+impl Tally for JsTally {
+    fn record(&self, op: Op) {
+        // `Op`'s variants are declared in that order.
+        let _ = self.0.call1(&JsValue::UNDEFINED, &JsValue::from(op as u32));
+    }
+}
+
+/// Stores and clocks that *are* state (a memory store's objects, a fault store's rules, a manual
+/// clock's time), kept under their JS handle's id from their first
 /// use until the handle says `drop` (which the JS layer does when the handle is collected, where
 /// the runtime collects): the user's own data, as a `Map` of theirs would be.
 #[derive(Clone)]

@@ -22,6 +22,20 @@ const COOPERATIVE_ATTEMPTS: u32 = 10;
 const WAIT_FIRST_POLL: f64 = 0.1;
 const WAIT_MAX_POLL: f64 = 1.0;
 
+/// What an acquisition may take besides an absent, released or expired lease, and what its state
+/// transition is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rule {
+    /// A lease: also the holder's own unexpired one (a new period with a higher epoch).
+    Lease,
+    /// A semaphore's slot: never a held one, even the same holder's (each permit is a slot of its
+    /// own, so a holder taking a second permit does not fence its first).
+    Slot,
+    /// once's run: as a lease, and the transition also sees the state of a lease someone else
+    /// holds: its refusal ends the call (a `done` record is the answer, whoever holds the key).
+    Once,
+}
+
 /// What one acquisition attempt found.
 enum Attempt {
     Acquired(Lease),
@@ -41,7 +55,7 @@ pub(crate) async fn lease(
     options: LeaseOptions,
     state_fn: Option<&mut Transition<'_>>,
 ) -> Result<Option<Lease>> {
-    Ok(lease_or_holder(objects, key, options, state_fn).await?.ok())
+    Ok(lease_or_holder(objects, key, options, Rule::Lease, state_fn).await?.ok())
 }
 
 /// [`lease`], saying why not when it could not be acquired: `Err(Some(deadline))` while someone
@@ -51,10 +65,11 @@ pub(crate) async fn lease_or_holder(
     objects: &Objects,
     key: &str,
     options: LeaseOptions,
+    rule: Rule,
     state_fn: Option<&mut Transition<'_>>,
 ) -> Result<std::result::Result<Lease, Option<Timestamp>>> {
     objects.check_key(key)?;
-    lease_among(objects, &[key], options, state_fn).await
+    lease_among(objects, &[key], options, rule, state_fn).await
 }
 
 /// A lease on the first of `keys` (valid keys) that can be acquired, trying each in turn, every
@@ -64,6 +79,7 @@ pub(crate) async fn lease_among(
     objects: &Objects,
     keys: &[&str],
     options: LeaseOptions,
+    rule: Rule,
     mut state_fn: Option<&mut Transition<'_>>,
 ) -> Result<std::result::Result<Lease, Option<Timestamp>>> {
     validate_ttl(options.ttl)?;
@@ -90,7 +106,7 @@ pub(crate) async fn lease_among(
     for poll in 1..=max_polls {
         let mut soonest = None;
         for key in keys {
-            match try_acquire(objects, key, &holder, &options, state_fn.as_deref_mut()).await? {
+            match try_acquire(objects, key, &holder, &options, rule, state_fn.as_deref_mut()).await? {
                 Attempt::Acquired(lease) => return Ok(Ok(lease)),
                 Attempt::Refused => {}
                 Attempt::Held(deadline) => soonest = Some(soonest.map_or(deadline, |s: Timestamp| s.min(deadline))),
@@ -117,34 +133,41 @@ async fn try_acquire(
     key: &str,
     holder: &str,
     options: &LeaseOptions,
+    rule: Rule,
     mut state_fn: Option<&mut Transition<'_>>,
 ) -> Result<Attempt> {
     for _ in 0..ACQUIRE_ATTEMPTS {
         let current = objects.read(key).await?;
-        let (next_epoch, prior_state, extra, base) = match &current {
-            None => (1, Value::Null, Map::new(), None),
+        // `held`: until when someone else holds it (a lease's state transition is not run then,
+        // but once's is, for its refusal alone).
+        let (next_epoch, prior_state, extra, base, held) = match &current {
+            None => (1, Value::Null, Map::new(), None, None),
             Some(obj) => {
                 let doc = LeaseDoc::parse(key, &obj.body)?;
                 let early = if mutation::on(Mutation::StealEarly) { 5.0 } else { 0.0 };
                 let now = objects.now()?.plus_secs(early);
-                let ours = doc.holder.as_deref() == Some(holder);
-                if !ours && !doc.is_expired(now) {
+                let ours = doc.holder.as_deref() == Some(holder) && rule != Rule::Slot;
+                let held = (!ours && !doc.is_expired(now)).then(|| doc.deadline());
+                if held.is_some() && rule != Rule::Once {
                     return Ok(Attempt::Held(doc.deadline()));
                 }
-                if !ours && !options.steal_if_expired {
+                if held.is_none() && !ours && !options.steal_if_expired {
                     return Ok(Attempt::Refused);
                 }
                 let bump = u64::from(ours || !mutation::on(Mutation::NoEpochBumpOnSteal));
                 let next = doc.epoch.checked_add(bump).filter(|e| *e <= MAX_EPOCH).ok_or_else(|| {
                     Error::corrupt(key, "the next epoch would exceed 2^53-1, which JS numbers cannot carry exactly")
                 })?;
-                (next, doc.state, doc.extra, Some(obj))
+                (next, doc.state, doc.extra, Some(obj), held)
             }
         };
         let state = match state_fn.as_deref_mut() {
             Some(f) => checked(f(prior_state).await?)?,
             None => prior_state,
         };
+        if let Some(deadline) = held {
+            return Ok(Attempt::Held(deadline));
+        }
         let doc = LeaseDoc {
             epoch: next_epoch,
             holder: Some(holder.to_owned()),

@@ -2,14 +2,15 @@
 //! the test suites) check what an operation costs. [`CountingStore`] is the production wrapper;
 //! the testing [`super::FaultStore`] counts the same way.
 
-use crate::base::sync::Shared;
 use crate::base::sync::SyncCell;
+use crate::base::sync::{MaybeSend, MaybeSync, Shared};
 
 use async_trait::async_trait;
 
 use super::{IfChanged, ListPage, ObjectStore, Precondition, PutOutcome, StoreResult, StoredObject, WriteMeta};
 
-/// Which request: what faults apply to and what counts are kept per.
+/// Which request: what faults apply to and what counts are kept per. (The JS binding's counting
+/// store counts `op as u32` into `[get, put, delete, list]`: keep the order.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
     Get,
@@ -75,16 +76,33 @@ impl Counter {
     }
 }
 
+/// Where a [`CountingStore`] counts: a [`Counter`] of its own, or the embedder's (the JS binding
+/// adds to a JS array of the store's handle, so that no core memory lives as long as the handle).
+pub trait Tally: MaybeSend + MaybeSync {
+    fn record(&self, op: Op);
+}
+
+impl Tally for Counter {
+    fn record(&self, op: Op) {
+        Counter::record(self, op);
+    }
+}
+
 /// A store that counts the requests it passes on, and nothing else. Clones share the counts.
-#[derive(Clone)]
-pub struct CountingStore {
+pub struct CountingStore<T: Tally = Counter> {
     inner: Shared<dyn ObjectStore>,
-    counter: Shared<Counter>,
+    counter: Shared<T>,
+}
+
+impl<T: Tally> Clone for CountingStore<T> {
+    fn clone(&self) -> Self {
+        CountingStore { inner: self.inner.clone(), counter: self.counter.clone() }
+    }
 }
 
 impl CountingStore {
     pub fn new(inner: impl super::IntoStore) -> Self {
-        CountingStore { inner: inner.into_store(), counter: Shared::default() }
+        Self::with_tally(inner, Shared::default())
     }
 
     pub fn counts(&self) -> RequestCounts {
@@ -96,9 +114,16 @@ impl CountingStore {
     }
 }
 
+impl<T: Tally> CountingStore<T> {
+    /// Counting into `tally` (shared with whoever else holds it).
+    pub fn with_tally(inner: impl super::IntoStore, tally: Shared<T>) -> Self {
+        CountingStore { inner: inner.into_store(), counter: tally }
+    }
+}
+
 #[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
 #[cfg_attr(not(target_arch = "wasm32"), async_trait)]
-impl ObjectStore for CountingStore {
+impl<T: Tally + 'static> ObjectStore for CountingStore<T> {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
         self.counter.record(Op::Get);
         self.inner.get(key).await

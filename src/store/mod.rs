@@ -25,7 +25,7 @@ use async_trait::async_trait;
 
 use crate::base::sync::{MaybeSend, MaybeSync, Shared};
 
-pub use counting::{CountingStore, Op, RequestCounts};
+pub use counting::{CountingStore, Op, RequestCounts, Tally};
 pub use memory::MemoryStore;
 pub use prefix::PrefixStore;
 

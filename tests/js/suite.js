@@ -506,6 +506,10 @@ export function cases(env) {
     w.counts();
     await d.update((v) => v + 1);
     eq(w.counts(), w.req(0, 1), "a get refreshes the view too");
+    eq(w.db.doc("stats/n").forget(), undefined, "forget: synchronous, from any handle on the key");
+    eq(w.counts(), w.req(0, 0), "forget sends nothing");
+    eq(await d.update((v) => v + 1), 19, "after forget");
+    eq(w.counts(), w.req(1, 1), "the update after forget reads first");
     // Contended: 3 handles × 10 updates each, all exact.
     const handles = [w.peer(), w.peer(), w.peer()].map((db) => db.doc("stats/c"));
     await Promise.all(handles.map(async (h) => { for (let i = 0; i < 10; i++) await h.update((v) => v + 1, { create: 0, maxAttempts: 50 }); }));
@@ -583,6 +587,31 @@ export function cases(env) {
     eq([doc.epoch, doc.state.attempt], [2, 2], "a new period, attempt 2");
   });
 
+  test("once: a done record is the answer in 1 request even while someone holds the key's lease", async () => {
+    const w = world(env);
+    eq(await w.db.once("job", () => "first"), { status: "done", value: "first", ran: true }, "the run");
+    // A plain lease on the key keeps its state: the record stays done, under another holder.
+    assert(await w.peer().lease("job", { ttl: 30, holder: "other" }), "held by another");
+    w.counts();
+    let ran = false;
+    eq(await w.db.once("job", () => { ran = true; return "again"; }, { wait: 5 }), { status: "done", value: "first", ran: false }, "recorded, not running");
+    eq(w.counts(), w.req(1, 0), "one read, nothing written, no waiting");
+    assert(!ran, "fn did not run");
+  });
+
+  test("options: NaN and ±Infinity are refused by name, never taken as the default", async () => {
+    const w = world(env);
+    for (const bad of [NaN, Infinity, -Infinity]) {
+      const e = await rejects(w.db.once("k", () => 1, { ttl: bad }), lib.InvalidArgument, `once ttl ${bad}`);
+      assert(/ttl/.test(e.message) && /finite/.test(e.message), `names the option: ${e.message}`);
+      await rejects(w.db.counter("c").add(bad), lib.InvalidArgument, `counter.add(${bad})`);
+      await rejects(w.db.lease("k", { ttl: 10, wait: bad }), lib.InvalidArgument, `lease wait ${bad}`);
+      await rejects(Promise.resolve().then(() => w.db.watch("k", { interval: bad })), lib.InvalidArgument, `watch interval ${bad}`);
+      await rejects(Promise.resolve().then(() => w.db.semaphore("s", { limit: 2, ttl: bad })), lib.InvalidArgument, `semaphore ttl ${bad}`);
+    }
+    eq(await w.raw.list(), [], "nothing written");
+  });
+
   test("semaphore: 16 concurrent acquirers on limit 3 never hold more than 3 permits at once", async () => {
     const store = env.makeStore();
     let inside = 0;
@@ -626,6 +655,18 @@ export function cases(env) {
     await rejects(stale.write({ late: true }), lib.LeaseLost, "the old permit is fenced");
     await rejects(Promise.resolve().then(() => w.db.semaphore("api", { limit: 3 })), lib.InvalidArgument, "ttl required");
     await rejects(w.db.semaphore("api", { limit: 0, ttl: 30 }).acquire(), lib.InvalidArgument, "limit >= 1");
+  });
+
+  test("semaphore: a holder taking a second permit gets a free slot, never its own held one", async () => {
+    const w = world(env);
+    const sem = w.db.semaphore("pool", { limit: 3, ttl: 30 });
+    const permits = [];
+    for (let i = 0; i < 3; i++) permits.push(await sem.acquire({ holder: "w" }));
+    eq(permits.map((p) => p?.key).sort(), ["pool/0", "pool/1", "pool/2"], "three slots, one each");
+    eq(permits.map((p) => p.epoch), [1, 1, 1], "each a first period");
+    eq(await sem.acquire({ holder: "w" }), null, "full, even for the same holder");
+    for (const p of permits) await p.renew(); // none was fenced by a later acquisition
+    eq((await sem.holders()).length, 3, "three holders");
   });
 
   test("watch: the current state, then 20 successive writes in order, a deletion once; stops on break and on abort", async () => {

@@ -23,8 +23,11 @@ process.env.WRANGLER_SEND_ERROR_REPORTS ??= "false";
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
 process.env.MINIFLARE_CF_FETCH_ENABLED ??= "false";
 
-// A case that hangs fails instead of hanging the whole stage.
-const CASE_TIMEOUT_MS = 120_000;
+// A case that hangs fails instead of hanging the whole stage (the slowest case takes about 8 s).
+// A case whose request timed out is run once more, and says so: under CPU load, a few timer-using
+// cases of the Durable Object stores have been seen to hang in Miniflare while the cases around
+// them passed (not reproduced in isolation); a case that times out twice, or fails, fails.
+const CASE_TIMEOUT_MS = 60_000;
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../../..");
@@ -81,11 +84,17 @@ async function main() {
       let sf = 0;
       for (let i = 0; i < names.length; i++) {
         let results;
-        try {
-          results = (await call(`/run?store=${store}&case=${i}`)).results;
-          if (!Array.isArray(results) || results.length === 0) throw new Error(`no results: ${JSON.stringify(results)}`);
-        } catch (e) {
-          results = [{ name: `workerd / ${store} / ${names[i]}`, ok: false, ms: 0, error: String(e?.stack ?? e) }];
+        for (let attempt = 1; ; attempt++) {
+          try {
+            results = (await call(`/run?store=${store}&case=${i}`)).results;
+            if (!Array.isArray(results) || results.length === 0) throw new Error(`no results: ${JSON.stringify(results)}`);
+            if (attempt > 1) results[0].notes = [...(results[0].notes ?? []), `run again: the first request timed out after ${CASE_TIMEOUT_MS / 1000} s`];
+            break;
+          } catch (e) {
+            if (e?.name === "TimeoutError" && attempt === 1) continue;
+            results = [{ name: `workerd / ${store} / ${names[i]}`, ok: false, ms: 0, error: String(e?.stack ?? e) }];
+            break;
+          }
         }
         for (const r of results) {
           n += 1;
