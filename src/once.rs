@@ -167,7 +167,7 @@ where
             }
         })
     };
-    let (ran, outcome) = with_lease::hold(lease, options.keep_alive_every, f, &finish).await;
+    let (ran, outcome) = with_lease::hold(objects, lease, options.keep_alive_every, f, &finish).await;
     (ran.map(|value| Once::Done { value, ran: true }), outcome)
 }
 

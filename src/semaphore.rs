@@ -168,7 +168,7 @@ impl Semaphore {
             Ok(None) => return (Ok(None), "ok"),
             Err(e) => return ours(e),
         };
-        let (out, outcome) = with_lease::hold(permit, options.keep_alive_every, f, &|_| None).await;
+        let (out, outcome) = with_lease::hold(&self.objects, permit, options.keep_alive_every, f, &|_| None).await;
         (out.map(Some), outcome)
     }
 

@@ -39,6 +39,7 @@ pub fn to_js(e: Error) -> JsValue {
             set("attempts", (*attempts).into());
         }
         Error::Storage(f) => {
+            set("key", f.key.as_deref().map_or(JsValue::UNDEFINED, JsValue::from));
             set("s3Code", f.code.clone().map_or(JsValue::UNDEFINED, JsValue::from));
             set("status", f.status.map_or(JsValue::UNDEFINED, JsValue::from));
         }

@@ -86,6 +86,8 @@ pub struct StorageFailure {
     pub status: Option<u16>,
     /// Human-readable detail. Never contains credentials or signatures.
     pub message: String,
+    /// The key the refused request was about (not a listing's prefix), when there was one.
+    pub key: Option<String>,
 }
 
 impl Error {

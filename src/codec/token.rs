@@ -8,7 +8,7 @@ use crate::base::error::{Error, Result, StorageFailure};
 pub fn random_token() -> Result<String> {
     let mut bytes = [0u8; 16];
     crate::host::random::random_bytes(&mut bytes).map_err(|m| {
-        Error::Storage(StorageFailure { code: Some("NoRandomSource".into()), status: None, message: m })
+        Error::Storage(StorageFailure { code: Some("NoRandomSource".into()), status: None, message: m, key: None })
     })?;
     Ok(base64url(&bytes))
 }

@@ -347,6 +347,12 @@ impl<T> Lease<T> {
         Lease { objects: self.objects.with_cancel(cancel), period: self.period.clone(), state: PhantomData }
     }
 
+    /// The same period with its requests counted as `call`'s (no cancel): the lease a held call
+    /// works with, so that its renewals and its release are the call's requests.
+    pub(crate) fn counted_in(&self, call: &Objects) -> Lease<T> {
+        Lease { objects: call.uncancelled(), period: self.period.clone(), state: PhantomData }
+    }
+
     /// The same period with no cancel and no call to report to: for work that outlives the call
     /// that acquired it (a release in the background).
     #[cfg(any(not(target_arch = "wasm32"), feature = "worker"))]

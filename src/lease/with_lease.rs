@@ -68,7 +68,7 @@ where
         Ok(None) => return (Ok(None), "ok"),
         Err(e) => return ours(e),
     };
-    let (held, outcome) = hold(lease, every, f, &|_| None).await;
+    let (held, outcome) = hold(objects, lease, every, f, &|_| None).await;
     (held.map(Some), outcome)
 }
 
@@ -95,8 +95,10 @@ pub(crate) type Finish<'a, T, E> = dyn Fn(std::result::Result<&T, &E>) -> Option
 /// Run `f` with `lease` (already acquired) while keep-alive renews it every `every` seconds
 /// (`None`: `ttl / 3`), then release it with the final state `finish` gives for `f`'s outcome
 /// (`None`: the state as it stands). The outcomes are [`with_lease`]'s; `once` records its run
-/// through `finish`.
+/// through `finish`. The renewals, the release and what `f` does through the lease are requests
+/// of the call that `call` (its handle) is, as the acquisition was.
 pub(crate) async fn hold<S, T, E, F>(
+    call: &Objects,
     lease: Lease<S>,
     every: Option<f64>,
     f: F,
@@ -106,6 +108,7 @@ where
     F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
     E: From<Error>,
 {
+    let lease = lease.counted_in(call);
     let mut held = ReleaseOnDrop::arm(&lease);
     let stop = Cancel::new();
     let mut keep_alive = pin!(lease.keep_alive_with(every, &stop));

@@ -139,9 +139,11 @@ impl Objects {
     }
 
     /// The handle one call of `method` works through, and the call's record: with a listener, the
-    /// handle counts the call's own requests, and [`Call::end`] reports the call.
+    /// handle counts the call's own requests, and [`Call::end`] reports the call. Inside another
+    /// call (a release at the end of `once`, `counter.add`'s doc update) there is no call of its
+    /// own: its requests are that call's, which reports them all.
     pub(crate) fn call(&self, method: &'static str) -> (Objects, Option<Call>) {
-        if self.observer.on_event.is_none() {
+        if self.observer.on_event.is_none() || self.observer.call_requests.is_some() {
             return (self.clone(), None);
         }
         let requests = Shared::new(SyncCell::new(0));

@@ -165,6 +165,12 @@ impl Objects {
         Objects { cancel: None, observer, ..self.clone() }
     }
 
+    /// This handle without its cancel, its requests still the call's: what a call that holds a
+    /// lease throughout (`once`, `withLease`, `withPermit`) runs the lease's renewals and release on.
+    pub(crate) fn uncancelled(&self) -> Objects {
+        Objects { cancel: None, ..self.clone() }
+    }
+
     /// The last versions of doc keys this `Fencepost` saw (bounded: [`versions`]).
     pub(crate) fn versions(&self) -> &versions::Versions {
         &self.versions

@@ -75,7 +75,13 @@ impl Objects {
                     attempt += 1;
                 }
                 // Fatal, or the budget is spent: report the store's own words.
-                Err(e) => return Err(Error::Storage(e.into_failure())),
+                Err(e) => {
+                    let failure = match request {
+                        Request::List { .. } => e.into_failure(),
+                        _ => e.failure_at(request.key()),
+                    };
+                    return Err(Error::Storage(failure));
+                }
             }
         }
     }

@@ -275,7 +275,12 @@ impl StoreError {
     }
 
     pub(crate) fn into_failure(self) -> crate::base::error::StorageFailure {
-        crate::base::error::StorageFailure { code: self.code, status: self.status, message: self.message }
+        crate::base::error::StorageFailure { code: self.code, status: self.status, message: self.message, key: None }
+    }
+
+    /// The failure of a request about `key`.
+    pub(crate) fn failure_at(self, key: &str) -> crate::base::error::StorageFailure {
+        crate::base::error::StorageFailure { key: Some(key.to_owned()), ..self.into_failure() }
     }
 }
 

@@ -876,6 +876,7 @@ pub async fn objects_fatal_errors_are_not_retried(cx: Ctx) {
         Error::Storage(f) => {
             assert_eq!(f.code.as_deref(), Some("AccessDenied"));
             assert_eq!(f.status, Some(403));
+            assert_eq!(f.key.as_deref(), Some("k"), "the refused request's key");
         }
         other => panic!("{other}"),
     }
@@ -887,7 +888,10 @@ pub async fn objects_retry_budget_is_bounded(cx: Ctx) {
         cx.store.inject(Op::Get, Fault::Status(503, "SlowDown"));
     }
     let e = cx.db.doc::<Value>("d").unwrap().get().await.unwrap_err();
-    assert!(matches!(&e, Error::Storage(f) if f.code.as_deref() == Some("SlowDown")), "{e}");
+    assert!(
+        matches!(&e, Error::Storage(f) if f.code.as_deref() == Some("SlowDown") && f.key.as_deref() == Some("d")),
+        "{e}"
+    );
     assert_eq!(cx.take_counts(), counts(4, 0), "max_attempts = 4 in the suite");
     for _ in 0..4 {
         cx.store.inject(Op::Put, Fault::Status(409, "ConditionalRequestConflict"));
@@ -1225,6 +1229,30 @@ pub async fn events_report_requests_calls_and_lease_transitions(cx: Ctx) {
             "call doc.update stats 3 ok"
         ]
     );
+    // A call that holds a lease throughout is one call: its acquisition, what its work does
+    // through the lease and its release are its requests, reported once.
+    let ran = db
+        .with_lease("held", LeaseOptions::new(30.0), async |lease: &fencepost::Lease| {
+            lease.write(&json!("inside")).await
+        })
+        .await
+        .unwrap();
+    assert!(ran.is_some());
+    let lines = take();
+    assert_eq!(lines.iter().filter(|l| l.starts_with("call ")).collect::<Vec<_>>(), ["call withLease held 4 ok"]);
+    assert_eq!(lines.iter().filter(|l| l.starts_with("request ")).count(), 4, "{lines:?}");
+    let done = db
+        .once("report", fencepost::OnceOptions::new(30.0), |_: Cancel| async { Ok::<_, Error>(json!(1)) })
+        .await
+        .unwrap();
+    assert!(matches!(done, fencepost::Once::Done { ran: true, .. }));
+    let lines = take();
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("call ")).collect::<Vec<_>>(),
+        ["call once report 3 ok"],
+        "{lines:?}"
+    );
+
     // A call that fails before any request still ends with an event; nothing was sent.
     assert!(db.claim("", json!(1)).await.is_err());
     assert_eq!(take(), ["call claim  0 INVALID_ARGUMENT"]);
@@ -1261,7 +1289,8 @@ pub async fn once_runs_then_answers_the_record(cx: Ctx) {
     assert_eq!(cx.take_counts(), counts(1, 2), "read, create, release");
     assert_eq!(once_record(&cx, "report").await, json!({"status": "done", "value": {"sent": 12}, "attempt": 1}));
     for _ in 0..2 {
-        let again = db.once("report", OnceOptions::new(30.0), |_| async { Ok::<_, Error>(json!("not run")) });
+        let again =
+            db.once("report", fencepost::OnceOptions::new(30.0), |_| async { Ok::<_, Error>(json!("not run")) });
         assert_eq!(again.await.unwrap(), Once::Done { value: json!({"sent": 12}), ran: false });
         assert_eq!(cx.take_counts(), counts(1, 0), "a done record answers in one request");
     }

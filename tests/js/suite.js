@@ -364,6 +364,14 @@ export function cases(env) {
     eq(take().map(line).slice(-3), ["request put jobs/1 200 1 ok", "lease jobs/1 3 released", "call lease.release jobs/1 1 ok"], "released");
     await rejects(db.claim("log/x", 1), lib.InvalidArgument, "key rules");
     eq(take().map(line), ["call claim log/x 0 INVALID_ARGUMENT"], "a refused call is reported, no request made");
+    // A call holding a lease throughout is one call: its acquisition, its work's writes through the
+    // lease and its release are its requests.
+    await db.withLease("held", { ttl: 30 }, (lease) => lease.write("inside"));
+    const held = take();
+    eq(held.filter((e) => e.type === "call").map(line), ["call withLease held 4 ok"], "withLease: one call of 4 requests");
+    eq(held.filter((e) => e.type === "request").length, 4, "its 4 requests");
+    await db.once("report", () => 1);
+    eq(take().filter((e) => e.type === "call").map(line), ["call once report 3 ok"], "once: read, create, release");
     await db.doc("d").update((n) => n + 1, { create: 0 });
     await db.objects.list("");
     const counted = w.counts();
@@ -852,7 +860,9 @@ export function cases(env) {
       eq(t.store.requestCounts().get, 3, "three GETs counted");
       t.store.inject({ status: 403 }, { op: "get" });
       const e = await rejects(t.db.doc("x").get(), lib.StorageError, "403 is not retried");
-      eq([e.code, e.s3Code, e.status], ["STORAGE_ERROR", "AccessDenied", 403], "typed");
+      eq([e.code, e.s3Code, e.status, e.key], ["STORAGE_ERROR", "AccessDenied", 403, "x"], "typed, with its key");
+      t.store.inject({ status: 403 }, { op: "list" });
+      eq((await rejects(t.db.objects.list("x/"), lib.StorageError, "a refused listing")).key, undefined, "a listing has no key");
       t.store.inject("transport", { key: "never" });
       t.store.clearFaults();
       eq(await t.db.doc("never").get(), null, "cleared");
@@ -906,7 +916,7 @@ export function cases(env) {
         return "fn's result";
       });
       const e = await rejects(run, lib.StorageError, "the release failed");
-      eq(e.s3Code, "AccessDenied", "the store's refusal");
+      eq([e.s3Code, e.key], ["AccessDenied", "job"], "the store's refusal, of the lease's key");
       const stored = JSON.parse(new TextDecoder().decode((await t.peer().objects.get("job")).data));
       assert(stored.holder !== null, "still held until its deadline");
     });

@@ -113,5 +113,10 @@ fn describe(error: &dyn std::error::Error) -> String {
 }
 
 fn transport_setup(message: &str) -> Error {
-    Error::Storage(StorageFailure { code: Some("TransportSetup".into()), status: None, message: message.to_owned() })
+    Error::Storage(StorageFailure {
+        code: Some("TransportSetup".into()),
+        status: None,
+        message: message.to_owned(),
+        key: None,
+    })
 }
