@@ -4,7 +4,7 @@
 // (`errors.d.ts`) are generated from this file by tsc, so they cannot drift from it.
 //
 // Every error the library throws is a FencepostError with a stable `code` (an own, enumerable
-// property: it survives JSON.stringify, structuredClone and spreads); errors thrown by your own
+// property: it survives JSON.stringify and spreads); errors thrown by your own
 // callbacks (stateFn, update, cooperativeWrite…) reach you unchanged.
 
 /**

@@ -278,7 +278,7 @@ export interface CallEvent {
   method: string;
   /** The key (the prefix for prune, objects.list and objects.entries). */
   key: string;
-  /** Requests made by the call itself (withLease: its acquisition; the lease's renewals, writes and release are calls of their own). */
+  /** Requests the call made, all of them: a call holding a lease throughout (withLease, once, withPermit) counts its acquisition, renewals, the writes through the lease and the release. */
   requests: number;
   ms: number;
   /** "ok", or the error's `code` ("ABORTED" when cancelled by its signal, "CALLBACK" when a callback — a transition, a withLease function — failed). */

@@ -322,9 +322,9 @@ export class Lease {
    * Renew in the background every `every` seconds (default ttl/3) until stopped, released or lost.
    * Failed renewals are retried within the deadline; when a renewal cannot succeed before it,
    * `signal` aborts (reason: `LeaseLost`) before the deadline passes. Idempotent: a second call
-   * returns the same handle. `stop()` resolves once keep-alive has stopped (a renewal in flight
-   * settled). Meanwhile the core keeps the lease in its live table; the entry goes when keep-alive
-   * stops.
+   * while it runs returns the same handle; once it has stopped, a call starts it again. `stop()`
+   * resolves once keep-alive has stopped (a renewal in flight settled). Meanwhile the core keeps
+   * the lease in its live table; the entry goes when keep-alive stops.
    * @returns {{stop(): Promise<void>}}
    */
   keepAlive(/** @type {any} */ opts) {
@@ -332,7 +332,10 @@ export class Lease {
     if (this.#keeper) return this.#keeper;
     if (this.#ended !== undefined) throw (this.#ended = lostError(this.#ended));
     // Inside `withLease` the core keeps this period alive already: nothing more to run.
-    if (this.#live !== undefined) return (this.#keeper = { stop: async () => {} });
+    if (this.#live !== undefined) {
+      const inert = { stop: async () => { if (this.#keeper === inert) this.#keeper = undefined; } };
+      return (this.#keeper = inert);
+    }
     const stop = new AbortController();
     const started = (/** @type {number} */ live) => {
       this.#live = live;
@@ -346,14 +349,16 @@ export class Lease {
       this[DETACH](); // refused at once (a bad interval): the core's entry goes with it
       throw e;
     }
-    // However it ends (stopped, released, lost), the handle takes its snapshot back from the core.
-    const done = running.then(
-      () => this[DETACH](),
-      (e) => {
-        this[DETACH]();
-        this.#end(e);
-      },
-    );
+    // However it ends (stopped, released, lost), the handle takes its snapshot back from the core,
+    // and a later `keepAlive()` starts anew.
+    const ended = () => {
+      this[DETACH]();
+      if (this.#keeper === keeper) this.#keeper = undefined;
+    };
+    const done = running.then(ended, (e) => {
+      ended();
+      this.#end(e);
+    });
     const keeper = {
       stop: async () => {
         stop.abort();

@@ -282,6 +282,11 @@ has_rust=0; has_js=0
 for s in native doctests lint native-s3 native-cloud native-object-store axum service rust-worker sim; do want "$s" && has_rust=1; done
 for s in node examples types package deno bun edge cli workerd workers browser bundlers playground demo chaos wasm; do want "$s" && has_js=1; done
 if [ "${FENCEPOST_SERIAL:-}" != 1 ] && [ $has_rust -eq 1 ] && [ $has_js -eq 1 ]; then
+  # target/ made before both lanes start cargo: on a clean clone, cargo makes a missing target
+  # directory by renaming a fresh one into place, and one lane's rename could replace the empty
+  # target/ in which the other lane's cargo was already making target/pkg (seen once: the package
+  # build then failed on a vanished temporary directory).
+  mkdir -p target
   echo "the Rust lane runs in the background (output in .run/test-logs/); the JS lane here"
   (quiet=1; rust_lane) &
   rust_pid=$!

@@ -118,14 +118,20 @@ fn build(r: &Settings<'_>) -> Result<Fencepost> {
         max_delay: r.number("maxDelay").unwrap_or(defaults.max_delay),
     };
     let manual = r.field("manual");
-    let clock = match (r.function("now"), manual.is_object()) {
-        (Some(f), _) => Some(Shared::new(JsClock(f)) as Shared<dyn Clock>),
-        (None, true) => Some(Shared::new(stores::manual_clock(&manual)?) as Shared<dyn Clock>),
-        (None, false) => None,
+    let manual = match manual.is_object() {
+        true => Some(Shared::new(stores::manual_clock(&manual)?) as Shared<dyn Clock>),
+        false => None,
+    };
+    let clock = match r.function("now") {
+        Some(f) => Some(Shared::new(JsClock(f)) as Shared<dyn Clock>),
+        None => manual.clone(),
     };
     let clock_source = if r.flag("storeClock") == Some(true) { ClockSource::Store } else { ClockSource::Local };
     let on_event = r.function("onEvent").map(js_listener);
-    let store = stores::store(&r.field("store"))?;
+    // A manual clock is the whole test's time: a memory store in it stamps this Fencepost's writes
+    // by it, as a store does by its own clock. (`now` is this client's clock, which may be off
+    // from the store's on purpose.)
+    let store = stores::store_on(&r.field("store"), manual.as_ref())?;
     Fencepost::from_shared(store.inner, Options { clock, retry, clock_source, on_event })
 }
 

@@ -31,11 +31,13 @@ pub struct Store {
     pub inner: Shared<dyn ObjectStore>,
     counts: Option<Shared<dyn Fn(bool) -> RequestCounts>>,
     faults: Option<Shared<FaultStore>>,
+    /// A memory store's own handle (for a view whose writes another clock stamps).
+    memory: Option<MemoryStore>,
 }
 
 impl Store {
     fn new(inner: Shared<dyn ObjectStore>) -> Store {
-        Store { inner, counts: None, faults: None }
+        Store { inner, counts: None, faults: None, memory: None }
     }
 
     /// Requests so far (counting and fault stores; zeros otherwise); `reset` starts again.
@@ -318,31 +320,51 @@ impl Rs256Signer for JsSigner {
 /// inner?, clock?}`). Stores that are state (memory, fault) are kept under their id from
 /// their first use; the others are built from their settings each time a `Fencepost` is.
 pub fn store(recipe: &JsValue) -> Result<Store> {
+    store_on(recipe, None)
+}
+
+/// [`store`], a memory store in it stamping its writes by `clock` when one is given (the manual
+/// clock of a `Fencepost` or of a fault store: the test's time), so that `prune` and `inspect`
+/// judge the times that clock gives, as a real store stamps by its own clock.
+pub fn store_on(recipe: &JsValue, clock: Option<&Shared<dyn Clock>>) -> Result<Store> {
     let r = Settings { object: recipe, store: "store" };
     let id = r.number("id").unwrap_or(0.0) as u32;
     match r.text("kind").as_deref() {
-        Some("memory") => held_store(id, || Ok(Store::new(Shared::new(MemoryStore::new())))),
+        Some("memory") => {
+            let held = held_store(id, || {
+                let memory = MemoryStore::new();
+                Ok(Store { memory: Some(memory.clone()), ..Store::new(Shared::new(memory)) })
+            })?;
+            Ok(match (clock, &held.memory) {
+                (Some(clock), Some(memory)) => Store::new(Shared::new(memory.stamped_by(clock.clone()))),
+                _ => held,
+            })
+        }
         // Its counts are its JS handle's (`count(i)` adds one to `[get, put, delete, list][i]`,
         // which the handle reads itself), so it is built from its recipe like any other store and
         // holds nothing of its own.
         Some("counting") => {
             let count = r.function("count").ok_or_else(bad_recipe)?;
-            let inner = store(&r.field("inner"))?.inner;
+            let inner = store_on(&r.field("inner"), clock)?.inner;
             Ok(Store::new(Shared::new(CountingStore::with_tally(inner, Shared::new(JsTally(count))))))
         }
+        // Held (its faults are state), so built once: a memory store under it stamps by the fault
+        // store's own clock when it has one.
         Some("fault") => held_store(id, || {
             let clock = r.field("clock");
-            let clock: Shared<dyn Clock> = match clock.is_object() {
-                true => Shared::new(manual_clock(&clock)?),
-                false => Shared::new(SystemClock),
+            let own: Option<Shared<dyn Clock>> = match clock.is_object() {
+                true => Some(Shared::new(manual_clock(&clock)?)),
+                false => None,
             };
-            let faults = Shared::new(FaultStore::with_clock(store(&r.field("inner"))?.inner, clock));
+            let inner = store_on(&r.field("inner"), own.as_ref())?.inner;
+            let clock = own.unwrap_or_else(|| Shared::new(SystemClock));
+            let faults = Shared::new(FaultStore::with_clock(inner, clock));
             if let Some(timeout) = r.number("timeout") {
                 faults.set_timeout(timeout)?;
             }
             let f = faults.clone();
             let counts = Shared::new(move |reset| if reset { f.take_counts() } else { f.counts() });
-            Ok(Store { inner: faults.clone(), counts: Some(counts), faults: Some(faults) })
+            Ok(Store { inner: faults.clone(), counts: Some(counts), faults: Some(faults), memory: None })
         }),
         Some("s3") => s3_store(&r.field("settings")),
         Some("azure") => azure_store(&r.field("settings")),
@@ -353,6 +375,7 @@ pub fn store(recipe: &JsValue) -> Result<Store> {
             let name = if kind == "r2" { "R2" } else { "custom store" };
             let timeout = r.number("timeout").unwrap_or(DEFAULT_TIMEOUT);
             let js = JsStore::from_js(r.field("host"), name, Shared::new(SystemClock), timeout)?;
+            let js = if kind == "custom" { js.with_unique_etags() } else { js };
             prefixed(Shared::new(js), &r.text("prefix").unwrap_or_default())
         }
         _ => Err(bad_recipe()),

@@ -153,6 +153,10 @@ impl Objects {
     }
 
     fn report_call(&self, call: Call, key: &str, outcome: &'static str) {
+        // A call its cancel stopped ends with the canceller's own reason (a JS signal's reason is
+        // handed back as it came, as a callback's error is): it reports that it was aborted.
+        let aborted = self.cancel.as_ref().is_some_and(crate::base::cancel::Cancel::is_cancelled);
+        let outcome = if outcome == "CALLBACK" && aborted { "ABORTED" } else { outcome };
         let ms = self.millis() - call.started;
         self.emit(Event::Call { method: call.method, key, requests: call.requests.get(), ms, outcome });
     }

@@ -28,7 +28,7 @@ impl Objects {
         base: Option<&WriteMeta>,
     ) -> Resolution {
         match self.read_back(key).await {
-            Ok(current) => judge(current, precondition, mine, base),
+            Ok(current) => judge(current, precondition, mine, base, self.store.unique_etags()),
             Err(cause @ Error::Storage(_)) => {
                 Resolution::Unknown(format!("the read-back failed: {cause}"), Some(cause))
             }
@@ -46,12 +46,14 @@ impl Objects {
     }
 }
 
-/// Judge the version read back after a put of `mine` (replacing `base`) under `precondition`.
+/// Judge the version read back after a put of `mine` (replacing `base`) under `precondition`, on a
+/// store whose etags are `unique_etags` ([`crate::store::ObjectStore::unique_etags`]).
 pub(super) fn judge(
     current: Option<StoredObject>,
     precondition: &Precondition,
     mine: &WriteMeta,
     base: Option<&WriteMeta>,
+    unique_etags: bool,
 ) -> Resolution {
     let my_token = mine.token.as_deref().unwrap_or_default();
     let Some(current) = current else {
@@ -85,7 +87,35 @@ pub(super) fn judge(
             }
             // The version we meant to replace has a successor, and it is not ours.
             Some(base_token) if current.meta.history_tokens().any(|t| t == base_token) => Resolution::Lost,
+            // Where etags never come back, the etag we named still being there is that version
+            // (a layer-0 put, which does not know the version's token, proves it so).
+            _ if unique_etags && current.etag == *etag => Resolution::NotLanded,
             _ => unknown("the key changed, or its provenance is not visible"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn version(etag: &str, token: &str) -> Option<StoredObject> {
+        let meta = WriteMeta::creating(token.to_owned());
+        Some(StoredObject { body: Vec::new(), etag: etag.to_owned(), meta, last_modified: None })
+    }
+
+    #[test]
+    fn the_named_etag_still_there_proves_nothing_landed_only_where_etags_never_come_back() {
+        let mine = WriteMeta::creating("mine".to_owned());
+        let cas = Precondition::IfMatch("e1".to_owned());
+        let judged = |current, unique| judge(current, &cas, &mine, None, unique);
+        assert!(matches!(judged(version("e1", "theirs"), true), Resolution::NotLanded));
+        assert!(matches!(judged(version("e1", "theirs"), false), Resolution::Unknown(..)), "equal bytes, equal etags");
+        assert!(
+            matches!(judged(version("e2", "theirs"), true), Resolution::Unknown(..)),
+            "changed: ours may be under it"
+        );
+        assert!(matches!(judged(version("e2", "mine"), true), Resolution::Landed(Some(_))));
+        assert!(matches!(judged(None, true), Resolution::Lost));
     }
 }

@@ -138,6 +138,10 @@ impl<T: Tally + 'static> ObjectStore for CountingStore<T> {
         self.inner.conditional_get()
     }
 
+    fn unique_etags(&self) -> bool {
+        self.inner.unique_etags()
+    }
+
     async fn put(
         &self,
         key: &str,

@@ -379,6 +379,10 @@ impl ObjectStore for FaultStore {
         self.state.inner.conditional_get()
     }
 
+    fn unique_etags(&self) -> bool {
+        self.state.inner.unique_etags()
+    }
+
     async fn put(
         &self,
         key: &str,

@@ -30,6 +30,8 @@ pub struct JsStore {
     name: String,
     clock: Shared<dyn Clock>,
     timeout: f64,
+    /// See [`ObjectStore::unique_etags`]: what the host's contract promises.
+    unique_etags: bool,
 }
 
 impl JsStore {
@@ -41,7 +43,13 @@ impl JsStore {
             return Err(Error::invalid("a store needs get, put, delete and list methods"));
         }
         super::validate_timeout(name, timeout)?;
-        Ok(JsStore { host: host.unchecked_into(), name: name.to_owned(), clock, timeout })
+        Ok(JsStore { host: host.unchecked_into(), name: name.to_owned(), clock, timeout, unique_etags: false })
+    }
+
+    /// A host whose etags change with every write and never come back (a custom store's contract;
+    /// not the R2 binding's, whose etag is the body's MD5).
+    pub fn with_unique_etags(self) -> Self {
+        JsStore { unique_etags: true, ..self }
     }
 
     /// One attempt: what a call made with `guard`'s signal returned, awaited racing the timeout;
@@ -154,6 +162,10 @@ impl ObjectStore for JsStore {
 
     fn conditional_get(&self) -> bool {
         self.host.conditional_get().is_truthy()
+    }
+
+    fn unique_etags(&self) -> bool {
+        self.unique_etags
     }
 
     async fn put(

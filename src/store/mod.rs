@@ -326,6 +326,13 @@ pub trait ObjectStore: MaybeSend + MaybeSync {
     fn conditional_delete(&self) -> bool {
         false
     }
+    /// Whether a key's etag changes with every write, never coming back to an earlier one (a
+    /// custom store's contract), so that finding the etag a conditional write named still there
+    /// proves the write did not land. Not where equal bytes give equal etags (S3's MD5, R2, the
+    /// memory store's digest): another write of the same bytes brings the etag back.
+    fn unique_etags(&self) -> bool {
+        false
+    }
     /// One page of the objects under `prefix`: the first (after the key `start_after`, if given)
     /// when `cursor` is `None`, else the one after the page whose [`ListPage::next`] it is. The
     /// loop over pages is written once (`collect_keys`).

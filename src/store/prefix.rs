@@ -57,6 +57,10 @@ impl ObjectStore for PrefixStore {
         self.inner.conditional_get()
     }
 
+    fn unique_etags(&self) -> bool {
+        self.inner.unique_etags()
+    }
+
     async fn put(
         &self,
         key: &str,

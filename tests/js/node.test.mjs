@@ -50,3 +50,53 @@ describe("node / store conformance catches a broken custom store", () => {
     if (!report.ok || report.cases.length < 12) throw new Error(JSON.stringify(report.cases.filter((c) => !c.ok)));
   });
 });
+
+// A custom store's thrown `retryable` error: a read is tried again; a write is read back first
+// (it may have landed), and tried again when the read-back proves it did not (a custom store's
+// etags never come back, so the etag the write named still being there is that proof).
+describe("node / a custom store's retryable failures", () => {
+  /** A Map store whose next `n` calls of `method` throw a retryable error first; counts every call. */
+  function flaky() {
+    const impl = /** @type {any} */ (mapStoreImpl());
+    const calls = { get: 0, put: 0, delete: 0, list: 0 };
+    const failing = { get: 0, put: 0, delete: 0, list: 0 };
+    for (const m of /** @type {const} */ (["get", "put", "delete", "list"])) {
+      const real = impl[m].bind(impl);
+      impl[m] = (/** @type {any[]} */ ...args) => {
+        calls[m]++;
+        if (failing[m] > 0) {
+          failing[m]--;
+          throw Object.assign(new Error("try again"), { retryable: true, status: 503 });
+        }
+        return real(...args);
+      };
+    }
+    const retry = { maxAttempts: 3, baseDelay: 0.001, maxDelay: 0.002 };
+    return { db: new lib.Fencepost(lib.customStore(impl), { retry }), calls, failing };
+  }
+
+  test("an ifMatch put that failed retryably is read back, then put again", async () => {
+    const { db, calls, failing } = flaky();
+    const first = await db.objects.put("k", "1");
+    Object.assign(calls, { get: 0, put: 0 });
+    failing.put = 1;
+    const second = await db.objects.put("k", "2", { ifMatch: first.etag });
+    if (!second?.etag || second.etag === first.etag) throw new Error(`written: ${JSON.stringify(second)}`);
+    if (calls.put !== 2 || calls.get !== 1) throw new Error(`a put, a read-back, a put: ${JSON.stringify(calls)}`);
+    if (new TextDecoder().decode((await db.objects.get("k")).data) !== "2") throw new Error("the new value is stored");
+  });
+
+  test("a read that failed retryably is tried again; a write that cannot be proven either way is an AmbiguousWriteError", async () => {
+    const { db, calls, failing } = flaky();
+    await db.objects.put("k", "1");
+    failing.get = 2;
+    calls.get = 0;
+    if (new TextDecoder().decode((await db.objects.get("k")).data) !== "1") throw new Error("read");
+    if (calls.get !== 3) throw new Error(`three attempts: ${calls.get}`);
+    // A plain put over an existing key: the read-back shows a version that is not ours, which ours
+    // may have preceded, so a second put could write twice.
+    failing.put = 1;
+    const err = await db.objects.put("k", "2").catch((e) => e);
+    if (!(err instanceof lib.AmbiguousWriteError)) throw new Error(`ambiguous: ${err}`);
+  });
+});

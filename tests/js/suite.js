@@ -205,6 +205,11 @@ export function cases(env) {
     const stopped = lease.deadlineAt.getTime();
     await sleep(400);
     eq(lease.deadlineAt.getTime(), stopped, "no renewal after stop()");
+    const again = lease.keepAlive({ every: 0.2 });
+    assert(again !== keeper, "once stopped, keepAlive() starts it again");
+    await sleep(450);
+    assert(lease.deadlineAt.getTime() > stopped, "renewing again");
+    await again.stop();
     await lease[Symbol.asyncDispose]();
     assert(lease.released && lease.signal.aborted, "released");
     let bad;
@@ -372,6 +377,11 @@ export function cases(env) {
     eq(held.filter((e) => e.type === "request").length, 4, "its 4 requests");
     await db.once("report", () => 1);
     eq(take().filter((e) => e.type === "call").map(line), ["call once report 3 ok"], "once: read, create, release");
+    const stop = new AbortController();
+    stop.abort(new Error("stop"));
+    const reason = await rejects(db.claim("cron/9", 1, { signal: stop.signal }), Error, "an aborted call");
+    assert(reason === stop.signal.reason, "rejects with the signal's reason");
+    eq(take().map(line), ["call claim cron/9 0 ABORTED"], "reported as aborted");
     await db.doc("d").update((n) => n + 1, { create: 0 });
     await db.objects.list("");
     const counted = w.counts();
@@ -770,6 +780,20 @@ export function cases(env) {
       const clock = manualClock();
       return { base, store, clock, db: new lib.Fencepost(store, { clock }), peer: () => new lib.Fencepost(base, { clock }) };
     };
+
+    test("testing: a memory store's objects are stamped by the manual clock, so prune and inspect judge by it", async () => {
+      for (const wrap of [(s, _c) => s, (s, c) => faultStore(s, { clock: c })]) {
+        const clock = manualClock();
+        const db = new lib.Fencepost(wrap(lib.memoryStore(), clock), { clock });
+        await db.claim("p/old", 1);
+        await clock.advance(100);
+        await db.claim("p/new", 2);
+        const seen = (await db.inspect("p/old")).lastModified.getTime();
+        assert(Math.abs(seen - (clock.now() - 100_000)) < 1000, `stamped on the manual clock: ${new Date(seen).toISOString()}`);
+        const pruned = await db.prune("p/", { olderThan: 50 });
+        eq([pruned.deleted, pruned.keys], [1, ["p/old"]], "older than 50 s by the manual clock");
+      }
+    });
 
     test("testing: a lost response on a claim's put still reports won: true; a second claimer converges", async () => {
       const t = tk();
