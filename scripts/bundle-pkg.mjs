@@ -84,7 +84,9 @@ function withoutComments(code) {
     ecmaVersion: "latest",
     sourceType: "module",
     onComment: (_block, text, start, end) => {
-      if (!KEPT_COMMENT.test(text)) cuts.push([start, end]);
+      // The command line's `#!/usr/bin/env node` (acorn reports it as a comment) stays too.
+      const hashbang = start === 0 && code.startsWith("#!");
+      if (!hashbang && !KEPT_COMMENT.test(text)) cuts.push([start, end]);
     },
   });
   let out = "";

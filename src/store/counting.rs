@@ -76,8 +76,9 @@ impl Counter {
     }
 }
 
-/// Where a [`CountingStore`] counts: a [`Counter`] of its own, or the embedder's (the JS binding
-/// adds to a JS array of the store's handle, so that no core memory lives as long as the handle).
+/// Where a [`CountingStore`] counts: counts of its own ([`CountingStore::new`]), or the embedder's
+/// (the JS binding adds to a JS array of the store's handle, so that no core memory lives as long
+/// as the handle).
 pub trait Tally: MaybeSend + MaybeSync {
     fn record(&self, op: Op);
 }

@@ -52,6 +52,15 @@ impl Ctx {
     /// The client with a listener: every event it reports, rendered as a line (`request get k 404
     /// 1 absent`, `call claim k 1 ok`, `lease k 1 acquired`); durations left out.
     pub fn observed(&self) -> (Fencepost, Arc<Mutex<Vec<String>>>) {
+        self.observed_with(options(&self.clock))
+    }
+
+    /// [`Ctx::observed`] on the system clock, as [`Ctx::real_time`] (for keep-alive).
+    pub fn observed_in_real_time(&self) -> (Fencepost, Arc<Mutex<Vec<String>>>) {
+        self.observed_with(Options { retry: real_time_retry(), ..Options::default() })
+    }
+
+    fn observed_with(&self, options: Options) -> (Fencepost, Arc<Mutex<Vec<String>>>) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();
         let on_event = Shared::new(move |e: &Event<'_>| {
@@ -72,15 +81,15 @@ impl Ctx {
             };
             log.lock().unwrap().push(line);
         });
-        let options = Options { on_event: Some(on_event), ..options(&self.clock) };
+        let options = Options { on_event: Some(on_event), ..options };
         (Fencepost::new(self.store.clone(), options).expect("valid options"), seen)
     }
 
     /// The client again, on the system clock: for keep-alive, whose deadline timer races its
     /// renewals (an auto-advancing clock would fire it during any real request).
     pub fn real_time(&self) -> Fencepost {
-        let retry = RetryPolicy { max_attempts: 4, base_delay: 0.01, max_delay: 0.05 };
-        Fencepost::new(self.store.clone(), Options { retry, ..Options::default() }).expect("valid options")
+        Fencepost::new(self.store.clone(), Options { retry: real_time_retry(), ..Options::default() })
+            .expect("valid options")
     }
 
     /// The operation's write lands but its response is lost; `meanwhile` runs after the
@@ -106,6 +115,10 @@ impl Ctx {
     pub async fn raw_put(&self, key: &str, body: &[u8]) {
         self.raw.put(key, body, &Precondition::None, &Default::default()).await.expect("raw put");
     }
+}
+
+fn real_time_retry() -> RetryPolicy {
+    RetryPolicy { max_attempts: 4, base_delay: 0.01, max_delay: 0.05 }
 }
 
 fn options(clock: &ManualClock) -> Options {
