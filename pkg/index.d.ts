@@ -166,7 +166,7 @@ export declare function r2Store(bucket: R2BucketLike, options?: JsStoreOptions):
 export interface CustomStoreObject {
   /** The bytes as written (a string is read as UTF-8). */
   data: Uint8Array | ArrayBuffer | ArrayBufferView | string;
-  /** The version's etag: any non-empty string that changes with every write of the key. */
+  /** The version's etag: any non-empty string that changes with every write of the key and never comes back (not after a delete either). */
   etag: string;
   /** The `meta` given to the `put` that wrote this version, unchanged (fencepost's write tokens). */
   meta: Record<string, string>;

@@ -329,8 +329,8 @@ export class Lease {
    */
   keepAlive(/** @type {any} */ opts) {
     const { every } = options(opts, { every: "number" }, "keepAlive options");
-    if (this.#keeper) return this.#keeper;
     if (this.#ended !== undefined) throw (this.#ended = lostError(this.#ended));
+    if (this.#keeper) return this.#keeper;
     // Inside `withLease` the core keeps this period alive already: nothing more to run.
     if (this.#live !== undefined) {
       const inert = { stop: async () => { if (this.#keeper === inert) this.#keeper = undefined; } };

@@ -76,7 +76,10 @@ await build({
 /** Comments tools read: a module's path marker, and bundlers' annotations. */
 const KEPT_COMMENT = /^\s*[\w./-]+\.js\s*$|[@#]__(PURE|NO_SIDE_EFFECTS)__/;
 
-/** `code` without its comments (but the kept ones), and without the blank lines they leave. @param {string} code */
+/**
+ * `code` without its comments (but the kept ones); a comment alone on its line goes with its line.
+ * Nothing else is touched (a blank line inside a template is the template's). @param {string} code
+ */
 function withoutComments(code) {
   /** @type {[number, number][]} */
   const cuts = [];
@@ -86,16 +89,25 @@ function withoutComments(code) {
     onComment: (_block, text, start, end) => {
       // The command line's `#!/usr/bin/env node` (acorn reports it as a comment) stays too.
       const hashbang = start === 0 && code.startsWith("#!");
-      if (!hashbang && !KEPT_COMMENT.test(text)) cuts.push([start, end]);
+      if (!hashbang && !KEPT_COMMENT.test(text)) cuts.push(wholeLine(code, start, end));
     },
   });
   let out = "";
   let at = 0;
   for (const [start, end] of cuts) {
-    out += code.slice(at, start);
-    at = end;
+    out += code.slice(Math.min(at, start), start);
+    at = Math.max(at, end);
   }
-  return (out + code.slice(at)).replace(/[ \t]+$/gm, "").replace(/\n{2,}/g, "\n");
+  return out + code.slice(at);
+}
+
+/** The span `[start, end)`, widened to its whole line (and the line break) when nothing else is on it. */
+function wholeLine(/** @type {string} */ code, /** @type {number} */ start, /** @type {number} */ end) {
+  const lineStart = code.lastIndexOf("\n", start - 1) + 1;
+  const lineEnd = code.indexOf("\n", end);
+  const stop = lineEnd === -1 ? code.length : lineEnd;
+  const alone = /^[ \t]*$/.test(code.slice(lineStart, start)) && /^[ \t]*$/.test(code.slice(end, stop));
+  return alone ? [lineStart, lineEnd === -1 ? stop : stop + 1] : [start, end];
 }
 
 for (const file of readdirSync(out, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js"))) {

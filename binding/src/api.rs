@@ -128,10 +128,11 @@ fn build(r: &Settings<'_>) -> Result<Fencepost> {
     };
     let clock_source = if r.flag("storeClock") == Some(true) { ClockSource::Store } else { ClockSource::Local };
     let on_event = r.function("onEvent").map(js_listener);
-    // A manual clock is the whole test's time: a memory store in it stamps this Fencepost's writes
-    // by it, as a store does by its own clock. (`now` is this client's clock, which may be off
-    // from the store's on purpose.)
-    let store = stores::store_on(&r.field("store"), manual.as_ref())?;
+    // A manual clock is the whole test's time: a memory store under it stamps by it (`Stamp`).
+    if let Some(manual) = &manual {
+        stores::adopt_clock(&r.field("store"), manual)?;
+    }
+    let store = stores::store(&r.field("store"))?;
     Fencepost::from_shared(store.inner, Options { clock, retry, clock_source, on_event })
 }
 

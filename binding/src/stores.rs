@@ -24,23 +24,25 @@ use fencepost::testing::{FaultStore, Injected, Rule};
 use fencepost::{Clock, Timestamp};
 use fencepost::{Error, Result};
 
-/// A store as the binding keeps it: the store, and for counting and fault stores their counts and
-/// rules (a memory or fault store is state: kept in the held table under its JS id).
+/// A store as the binding keeps it: the store, and for a fault store its counts and rules (a
+/// memory or fault store is state: kept in the held table under its JS id; a counting store's
+/// counts are its JS handle's).
 #[derive(Clone)]
 pub struct Store {
     pub inner: Shared<dyn ObjectStore>,
     counts: Option<Shared<dyn Fn(bool) -> RequestCounts>>,
     faults: Option<Shared<FaultStore>>,
-    /// A memory store's own handle (for a view whose writes another clock stamps).
-    memory: Option<MemoryStore>,
+    /// A memory store's stamp clock (see [`Stamp`]).
+    stamp: Option<Shared<Stamp>>,
 }
 
 impl Store {
     fn new(inner: Shared<dyn ObjectStore>) -> Store {
-        Store { inner, counts: None, faults: None, memory: None }
+        Store { inner, counts: None, faults: None, stamp: None }
     }
 
-    /// Requests so far (counting and fault stores; zeros otherwise); `reset` starts again.
+    /// Requests so far (fault stores; zeros otherwise: a counting store's handle reads its own);
+    /// `reset` starts again.
     pub fn request_counts(&self, reset: bool) -> RequestCounts {
         self.counts.as_ref().map_or_else(RequestCounts::default, |counts| counts(reset))
     }
@@ -320,51 +322,37 @@ impl Rs256Signer for JsSigner {
 /// inner?, clock?}`). Stores that are state (memory, fault) are kept under their id from
 /// their first use; the others are built from their settings each time a `Fencepost` is.
 pub fn store(recipe: &JsValue) -> Result<Store> {
-    store_on(recipe, None)
-}
-
-/// [`store`], a memory store in it stamping its writes by `clock` when one is given (the manual
-/// clock of a `Fencepost` or of a fault store: the test's time), so that `prune` and `inspect`
-/// judge the times that clock gives, as a real store stamps by its own clock.
-pub fn store_on(recipe: &JsValue, clock: Option<&Shared<dyn Clock>>) -> Result<Store> {
     let r = Settings { object: recipe, store: "store" };
     let id = r.number("id").unwrap_or(0.0) as u32;
     match r.text("kind").as_deref() {
-        Some("memory") => {
-            let held = held_store(id, || {
-                let memory = MemoryStore::new();
-                Ok(Store { memory: Some(memory.clone()), ..Store::new(Shared::new(memory)) })
-            })?;
-            Ok(match (clock, &held.memory) {
-                (Some(clock), Some(memory)) => Store::new(Shared::new(memory.stamped_by(clock.clone()))),
-                _ => held,
-            })
-        }
+        Some("memory") => memory_store(id),
         // Its counts are its JS handle's (`count(i)` adds one to `[get, put, delete, list][i]`,
         // which the handle reads itself), so it is built from its recipe like any other store and
         // holds nothing of its own.
         Some("counting") => {
             let count = r.function("count").ok_or_else(bad_recipe)?;
-            let inner = store_on(&r.field("inner"), clock)?.inner;
+            let inner = store(&r.field("inner"))?.inner;
             Ok(Store::new(Shared::new(CountingStore::with_tally(inner, Shared::new(JsTally(count))))))
         }
         // Held (its faults are state), so built once: a memory store under it stamps by the fault
         // store's own clock when it has one.
         Some("fault") => held_store(id, || {
             let clock = r.field("clock");
-            let own: Option<Shared<dyn Clock>> = match clock.is_object() {
-                true => Some(Shared::new(manual_clock(&clock)?)),
-                false => None,
+            let clock: Shared<dyn Clock> = match clock.is_object() {
+                true => {
+                    let manual: Shared<dyn Clock> = Shared::new(manual_clock(&clock)?);
+                    adopt_clock(&r.field("inner"), &manual)?;
+                    manual
+                }
+                false => Shared::new(SystemClock),
             };
-            let inner = store_on(&r.field("inner"), own.as_ref())?.inner;
-            let clock = own.unwrap_or_else(|| Shared::new(SystemClock));
-            let faults = Shared::new(FaultStore::with_clock(inner, clock));
+            let faults = Shared::new(FaultStore::with_clock(store(&r.field("inner"))?.inner, clock));
             if let Some(timeout) = r.number("timeout") {
                 faults.set_timeout(timeout)?;
             }
             let f = faults.clone();
             let counts = Shared::new(move |reset| if reset { f.take_counts() } else { f.counts() });
-            Ok(Store { inner: faults.clone(), counts: Some(counts), faults: Some(faults), memory: None })
+            Ok(Store { inner: faults.clone(), counts: Some(counts), faults: Some(faults), stamp: None })
         }),
         Some("s3") => s3_store(&r.field("settings")),
         Some("azure") => azure_store(&r.field("settings")),
@@ -384,6 +372,52 @@ pub fn store_on(recipe: &JsValue, clock: Option<&Shared<dyn Clock>>) -> Result<S
 
 fn bad_recipe() -> Error {
     Error::invalid("not a store handle")
+}
+
+/// The memory store held under `id`, made on first use, its writes stamped by its [`Stamp`].
+fn memory_store(id: u32) -> Result<Store> {
+    held_store(id, || {
+        let stamp = Shared::new(Stamp::default());
+        let memory = MemoryStore::with_clock(stamp.clone());
+        Ok(Store { stamp: Some(stamp), ..Store::new(Shared::new(memory)) })
+    })
+}
+
+/// What a memory store stamps its writes by (`lastModified`, which `prune` and `inspect` judge):
+/// the system clock, until a manual clock adopts it. A manual clock is the whole test's time, so
+/// a memory store used under one (a `Fencepost`'s, or a fault store's around it) stamps by the
+/// first it meets from then on, as a real store stamps by its own clock. (A `Fencepost`'s `now` is
+/// that client's clock, which may be off from the store's on purpose: it adopts nothing.)
+#[derive(Default)]
+pub struct Stamp(std::cell::RefCell<Option<Shared<dyn Clock>>>);
+
+impl Clock for Stamp {
+    fn now(&self) -> Result<Timestamp> {
+        match &*self.0.borrow() {
+            Some(clock) => clock.now(),
+            None => SystemClock.now(),
+        }
+    }
+
+    fn sleep(&self, secs: f64) -> fencepost::BoxFuture<'static, ()> {
+        SystemClock.sleep(secs)
+    }
+}
+
+/// The memory store in the store `recipe` describes (under counting and fault stores too) takes
+/// `clock` as its [`Stamp`], unless it has one already.
+pub fn adopt_clock(recipe: &JsValue, clock: &Shared<dyn Clock>) -> Result<()> {
+    let r = Settings { object: recipe, store: "store" };
+    match r.text("kind").as_deref() {
+        Some("memory") => {
+            if let Some(stamp) = memory_store(r.number("id").unwrap_or(0.0) as u32)?.stamp {
+                stamp.0.borrow_mut().get_or_insert_with(|| clock.clone());
+            }
+            Ok(())
+        }
+        Some("counting" | "fault") => adopt_clock(&r.field("inner"), clock),
+        _ => Ok(()),
+    }
 }
 
 /// A counting store's counts, kept by its JS handle: `count(i)` for the i-th of get, put, delete, list.

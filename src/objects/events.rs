@@ -46,8 +46,9 @@ pub enum Event<'a> {
         method: &'static str,
         /// The key (the prefix for `prune`, `objects.list` and `objects.entries`).
         key: &'a str,
-        /// Requests made by this call itself (a `withLease` call: its acquisition; the lease's
-        /// renewals, writes and release are calls of their own).
+        /// Requests the call made, all of them: a call that holds a lease throughout (`withLease`,
+        /// `once`, `withPermit`) counts its acquisition, the renewals, the writes through the
+        /// lease and the release, which report no call of their own.
         requests: u32,
         ms: f64,
         /// `"ok"`, or the error's code (`"LEASE_LOST"`, `"STORAGE_ERROR"`, …).
@@ -85,14 +86,29 @@ impl LeaseAction {
 pub(crate) struct Call {
     method: &'static str,
     started: f64,
-    requests: Shared<SyncCell<u32>>,
+    scope: Shared<CallScope>,
+}
+
+/// What the requests made inside one call are counted in, until the call reports.
+#[derive(Default)]
+pub(super) struct CallScope {
+    requests: SyncCell<u32>,
+    /// Set when the call has reported: a handle that still carries the scope (a lease clone that
+    /// outlived the call) starts calls of its own again.
+    closed: SyncCell<bool>,
+}
+
+impl CallScope {
+    fn open(&self) -> bool {
+        !self.closed.get()
+    }
 }
 
 /// The listener and, inside a call, that call's request count (see [`Objects::call`]).
 #[derive(Clone, Default)]
 pub(super) struct Observer {
     pub(super) on_event: Option<OnEvent>,
-    pub(super) call_requests: Option<Shared<SyncCell<u32>>>,
+    pub(super) call_requests: Option<Shared<CallScope>>,
 }
 
 impl Objects {
@@ -122,8 +138,8 @@ impl Objects {
         answer: Option<&StoreResult<Reply>>,
     ) {
         let Some(started) = started else { return };
-        if let Some(n) = &self.observer.call_requests {
-            n.set(n.get() + 1);
+        if let Some(scope) = self.observer.call_requests.as_ref().filter(|s| s.open()) {
+            scope.requests.set(scope.requests.get() + 1);
         }
         let (status, outcome) = match answer {
             None => (None, "abandoned"),
@@ -140,16 +156,18 @@ impl Objects {
 
     /// The handle one call of `method` works through, and the call's record: with a listener, the
     /// handle counts the call's own requests, and [`Call::end`] reports the call. Inside another
-    /// call (a release at the end of `once`, `counter.add`'s doc update) there is no call of its
-    /// own: its requests are that call's, which reports them all.
+    /// call that is still running (the renewals and release of the lease `once`, `withLease` or
+    /// `withPermit` holds) there is no call of its own: its requests are that call's, which
+    /// reports them all.
     pub(crate) fn call(&self, method: &'static str) -> (Objects, Option<Call>) {
-        if self.observer.on_event.is_none() || self.observer.call_requests.is_some() {
+        let inside = self.observer.call_requests.as_ref().is_some_and(|s| s.open());
+        if self.observer.on_event.is_none() || inside {
             return (self.clone(), None);
         }
-        let requests = Shared::new(SyncCell::new(0));
+        let scope = Shared::new(CallScope::default());
         let mut scoped = self.clone();
-        scoped.observer.call_requests = Some(requests.clone());
-        (scoped, Some(Call { method, started: self.millis(), requests }))
+        scoped.observer.call_requests = Some(scope.clone());
+        (scoped, Some(Call { method, started: self.millis(), scope }))
     }
 
     fn report_call(&self, call: Call, key: &str, outcome: &'static str) {
@@ -158,7 +176,8 @@ impl Objects {
         let aborted = self.cancel.as_ref().is_some_and(crate::base::cancel::Cancel::is_cancelled);
         let outcome = if outcome == "CALLBACK" && aborted { "ABORTED" } else { outcome };
         let ms = self.millis() - call.started;
-        self.emit(Event::Call { method: call.method, key, requests: call.requests.get(), ms, outcome });
+        call.scope.closed.set(true);
+        self.emit(Event::Call { method: call.method, key, requests: call.scope.requests.get(), ms, outcome });
     }
 }
 

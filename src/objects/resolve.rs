@@ -87,9 +87,10 @@ pub(super) fn judge(
             }
             // The version we meant to replace has a successor, and it is not ours.
             Some(base_token) if current.meta.history_tokens().any(|t| t == base_token) => Resolution::Lost,
-            // Where etags never come back, the etag we named still being there is that version
-            // (a layer-0 put, which does not know the version's token, proves it so).
-            _ if unique_etags && current.etag == *etag => Resolution::NotLanded,
+            // A layer-0 put does not know the token of the version it names: where etags never
+            // come back, that etag still being there is that version. (Knowing the token, the arms
+            // above decide; an equal etag is not asked to prove more.)
+            None if unique_etags && current.etag == *etag => Resolution::NotLanded,
             _ => unknown("the key changed, or its provenance is not visible"),
         },
     }

@@ -59,9 +59,9 @@ impl RequestCounts {
 
 /// Counts kept by a wrapper store.
 #[derive(Debug, Default)]
-pub struct Counter(SyncCell<RequestCounts>);
+pub struct RequestCounter(SyncCell<RequestCounts>);
 
-impl Counter {
+impl RequestCounter {
     pub fn record(&self, op: Op) {
         self.0.set(self.0.get().with(op));
     }
@@ -83,14 +83,14 @@ pub trait Tally: MaybeSend + MaybeSync {
     fn record(&self, op: Op);
 }
 
-impl Tally for Counter {
+impl Tally for RequestCounter {
     fn record(&self, op: Op) {
-        Counter::record(self, op);
+        RequestCounter::record(self, op);
     }
 }
 
 /// A store that counts the requests it passes on, and nothing else. Clones share the counts.
-pub struct CountingStore<T: Tally = Counter> {
+pub struct CountingStore<T: Tally = RequestCounter> {
     inner: Shared<dyn ObjectStore>,
     counter: Shared<T>,
 }

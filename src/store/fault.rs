@@ -12,7 +12,7 @@ use crate::base::sync::{Lock, SyncCell};
 
 use async_trait::async_trait;
 
-use super::counting::{Counter, Op, RequestCounts};
+use super::counting::{Op, RequestCounter, RequestCounts};
 use super::{
     FailureKind, IfChanged, ListPage, ObjectStore, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult,
     StoredObject, WriteMeta,
@@ -120,7 +120,7 @@ struct FaultState {
     rules: Lock<Vec<Rule>>,
     /// What `Injected::Delay` waits on.
     clock: Shared<dyn Clock>,
-    counter: Counter,
+    counter: RequestCounter,
     hide_write_meta: SyncCell<bool>,
     late_put: Lock<Option<LatePut>>,
     /// Writes allowed per key per second ([`FaultStore::limit_writes`]).
@@ -146,7 +146,7 @@ impl FaultStore {
             faults: Lock::new(Vec::new()),
             rules: Lock::new(Vec::new()),
             clock,
-            counter: Counter::default(),
+            counter: RequestCounter::default(),
             hide_write_meta: SyncCell::new(false),
             late_put: Lock::new(None),
             write_limit: SyncCell::new(None),

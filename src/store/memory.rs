@@ -124,12 +124,6 @@ impl MemoryStore {
     pub fn with_clock(clock: Shared<dyn Clock>) -> Self {
         MemoryStore { objects: Shared::default(), clock }
     }
-
-    /// The same objects, this handle's writes stamped by `clock` (a test's manual clock, so that
-    /// `prune` and `inspect` see the times that clock gives).
-    pub fn stamped_by(&self, clock: Shared<dyn Clock>) -> Self {
-        MemoryStore { objects: self.objects.clone(), clock }
-    }
 }
 
 #[cfg_attr(target_arch = "wasm32", async_trait(?Send))]

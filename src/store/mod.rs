@@ -25,7 +25,7 @@ use async_trait::async_trait;
 
 use crate::base::sync::{MaybeSend, MaybeSync, Shared};
 
-pub use counting::{CountingStore, Op, RequestCounts, Tally};
+pub use counting::{CountingStore, Op, RequestCounter, RequestCounts, Tally};
 pub use memory::MemoryStore;
 pub use prefix::PrefixStore;
 
@@ -326,10 +326,11 @@ pub trait ObjectStore: MaybeSend + MaybeSync {
     fn conditional_delete(&self) -> bool {
         false
     }
-    /// Whether a key's etag changes with every write, never coming back to an earlier one (a
-    /// custom store's contract), so that finding the etag a conditional write named still there
-    /// proves the write did not land. Not where equal bytes give equal etags (S3's MD5, R2, the
-    /// memory store's digest): another write of the same bytes brings the etag back.
+    /// Whether a key's etag changes with every write and never comes back to an earlier one, not
+    /// after a delete either (a custom store's contract), so that finding the etag a layer-0
+    /// conditional write named still there proves the write did not land. Not where equal bytes
+    /// give equal etags (S3's MD5, R2, the memory store's digest): another write of the same bytes
+    /// brings the etag back.
     fn unique_etags(&self) -> bool {
         false
     }

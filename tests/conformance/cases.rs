@@ -1245,6 +1245,19 @@ pub async fn events_report_requests_calls_and_lease_transitions(cx: Ctx) {
     let lines = take_held();
     assert_eq!(lines.iter().filter(|l| l.starts_with("call ")).collect::<Vec<_>>(), ["call withLease held 4 ok"]);
     assert_eq!(lines.iter().filter(|l| l.starts_with("request ")).count(), 4, "{lines:?}");
+    // A clone of the held lease that outlives its call makes calls of its own again.
+    let mut kept = None;
+    held_db
+        .with_lease("kept", LeaseOptions::new(30.0), async |lease: &fencepost::Lease| {
+            kept = Some(lease.clone());
+            Ok::<_, Error>(())
+        })
+        .await
+        .unwrap();
+    take_held();
+    assert!(kept.expect("f ran").renew().await.is_err(), "released with its call");
+    let lines = take_held();
+    assert!(lines.iter().any(|l| l.starts_with("call lease.renew kept ")), "{lines:?}");
     let done = held_db
         .once("report", fencepost::OnceOptions::new(30.0), |_: Cancel| async { Ok::<_, Error>(json!(1)) })
         .await

@@ -782,7 +782,8 @@ export function cases(env) {
     };
 
     test("testing: a memory store's objects are stamped by the manual clock, so prune and inspect judge by it", async () => {
-      for (const wrap of [(s, _c) => s, (s, c) => faultStore(s, { clock: c })]) {
+      const wraps = [(s, _c) => s, (s, c) => faultStore(s, { clock: c }), (s, _c) => faultStore(s), (s, _c) => lib.countingStore(s)];
+      for (const wrap of wraps) {
         const clock = manualClock();
         const db = new lib.Fencepost(wrap(lib.memoryStore(), clock), { clock });
         await db.claim("p/old", 1);
