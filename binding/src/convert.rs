@@ -90,13 +90,19 @@ impl Args {
         self.0.get(name).and_then(Value::as_bool)
     }
 
-    /// A whole number within `u32` (attempts, shards); its range beyond that is the core's to judge.
+    /// A whole number within `u32` (attempts, shards, a limit); its range within that is the
+    /// core's to judge. One outside it is refused here, naming it (clamped, the core's message
+    /// would name another number).
     #[inline(never)]
     pub fn count(&self, name: &str, what: &str) -> Result<Option<u32>> {
         match self.number(name) {
             None => Ok(None),
-            Some(n) if n.fract() == 0.0 => Ok(Some(n.clamp(0.0, f64::from(u32::MAX)) as u32)),
-            Some(_) => Err(Error::invalid(format!("{what} must be an integer"))),
+            Some(n) if n.fract() != 0.0 => Err(Error::invalid(format!("{what} must be an integer"))),
+            Some(n) if (0.0..=f64::from(u32::MAX)).contains(&n) => Ok(Some(n as u32)),
+            Some(n) => Err(Error::invalid(format!(
+                "{what} must be an integer from 0 to 4294967295, got {}",
+                text(&Value::from(n))
+            ))),
         }
     }
 }

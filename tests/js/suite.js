@@ -673,6 +673,10 @@ export function cases(env) {
     await rejects(stale.write({ late: true }), lib.LeaseLost, "the old permit is fenced");
     await rejects(Promise.resolve().then(() => w.db.semaphore("api", { limit: 3 })), lib.InvalidArgument, "ttl required");
     await rejects(w.db.semaphore("api", { limit: 0, ttl: 30 }).acquire(), lib.InvalidArgument, "limit >= 1");
+    for (const limit of [-1, 2 ** 32 + 1]) {
+      const e = await rejects(w.db.semaphore("api", { limit, ttl: 30 }).acquire(), lib.InvalidArgument, `limit ${limit}`);
+      assert(e.message.includes(String(limit)), `names the limit given: ${e.message}`);
+    }
   });
 
   test("semaphore: a holder taking a second permit gets a free slot, never its own held one", async () => {
