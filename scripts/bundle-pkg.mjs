@@ -8,10 +8,13 @@
 // wasm instance, one set of error classes and one handle table.
 //
 // Not minified: stack traces and a user's debugger show the JS layer as written. Its comments are
-// dropped, though: esbuild keeps the JSDoc type casts and notes inside expressions (about 5 KB of the
-// packed tarball), so they are cut out afterwards (acorn finds them, so nothing inside a string or
-// template is touched). What tools read stays: the `// file.js` markers before each module's code
-// and the `@__PURE__` annotations that users' bundlers tree-shake by. The wasm is copied next to the bundles, where their `new URL("./fencepost_bg.wasm",
+// dropped, though: esbuild keeps the JSDoc type casts and notes inside expressions (about 5 KB of
+// the packed tarball), so they are cut out afterwards (acorn finds them, so nothing inside a
+// string or template is touched). What tools read stays: the `// file.js` markers before each
+// module's code, the `@__PURE__` annotations that users' bundlers tree-shake by, the command
+// line's `#!`.
+//
+// The wasm is copied next to the bundles, where their `new URL("./fencepost_bg.wasm",
 // import.meta.url)` and `import "./fencepost_bg.wasm"` find it; those imports stay as written
 // (`external`), for Node/Deno to read, wrangler and Vercel to compile, and web bundlers to emit.
 import { parse } from "acorn";

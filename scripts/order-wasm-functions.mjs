@@ -11,8 +11,8 @@
 //
 // How: greedy. Start from the largest function; then repeatedly place next the function whose
 // distinct 4-byte sequences are most often found among those of the last 32 KB placed (gzip's
-// window, or another span given), each sequence weighted down by the number of functions it occurs in (sequences in
-// every function, such as common instruction pairs, say little). Deterministic for a given wasm.
+// window, or another span given), each sequence weighted down by the number of functions it
+// occurs in (sequences in every function, such as common instruction pairs, say little). Deterministic for a given wasm.
 // No library does this for wasm; it is ~100 lines of plain code over the binary format.
 //
 // usage: node scripts/order-wasm-functions.mjs IN.wasm OUT.wasm [WINDOW]   (IN with a name section,

@@ -9,10 +9,10 @@
 //! lease with a state transition that writes `running` with the next attempt number and refuses a
 //! `done` record found on the way, whoever holds the key (that record is then the answer); while
 //! another holder's unexpired lease is there it waits up to `wait` seconds for `done` or expiry,
-//! then answers "running". Holding the lease, it runs the function under keep-alive and releases with `done` or
-//! `failed`. A runner that dies leaves `running` behind; its lease expires and the next call runs
-//! the function again: execution is at least once, the recorded result exactly one, and a `done`
-//! record never changes (no write path replaces one).
+//! then answers "running". Holding the lease, it runs the function under keep-alive and releases
+//! with `done` or `failed`. A runner that dies leaves `running` behind; its lease expires and the
+//! next call runs the function again: execution is at least once, the recorded result exactly
+//! one, and a `done` record never changes (no write path replaces one).
 //!
 //! Requests: 1 when done; 3 for a run nobody raced (read, create or swap, release), plus renewals.
 

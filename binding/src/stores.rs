@@ -466,7 +466,7 @@ pub fn forget(id: u32) {
 fn held_store(id: u32, make: impl FnOnce() -> Result<Store>) -> Result<Store> {
     match held(id, || make().map(Held::Store))? {
         Held::Store(store) => Ok(store),
-        Held::Clock(_) => Err(Error::invalid("not a store handle")),
+        Held::Clock(_) => Err(bad_recipe()),
     }
 }
 

@@ -148,8 +148,8 @@ async fn try_acquire(
                 let now = objects.now()?.plus_secs(early);
                 let ours = doc.holder.as_deref() == Some(holder) && rule != Rule::Slot;
                 let held = (!ours && !doc.is_expired(now)).then(|| doc.deadline());
-                if held.is_some() && rule != Rule::Once {
-                    return Ok(Attempt::Held(doc.deadline()));
+                if let Some(deadline) = held.filter(|_| rule != Rule::Once) {
+                    return Ok(Attempt::Held(deadline));
                 }
                 if held.is_none() && !ours && !options.steal_if_expired {
                     return Ok(Attempt::Refused);

@@ -108,7 +108,14 @@ impl CallScope {
 #[derive(Clone, Default)]
 pub(super) struct Observer {
     pub(super) on_event: Option<OnEvent>,
-    pub(super) call_requests: Option<Shared<CallScope>>,
+    pub(super) call: Option<Shared<CallScope>>,
+}
+
+impl Observer {
+    /// The call this handle works inside, while it runs.
+    fn running_call(&self) -> Option<&CallScope> {
+        self.call.as_deref().filter(|scope| scope.open())
+    }
 }
 
 impl Objects {
@@ -138,7 +145,7 @@ impl Objects {
         answer: Option<&StoreResult<Reply>>,
     ) {
         let Some(started) = started else { return };
-        if let Some(scope) = self.observer.call_requests.as_ref().filter(|s| s.open()) {
+        if let Some(scope) = self.observer.running_call() {
             scope.requests.set(scope.requests.get() + 1);
         }
         let (status, outcome) = match answer {
@@ -160,13 +167,12 @@ impl Objects {
     /// `withPermit` holds) there is no call of its own: its requests are that call's, which
     /// reports them all.
     pub(crate) fn call(&self, method: &'static str) -> (Objects, Option<Call>) {
-        let inside = self.observer.call_requests.as_ref().is_some_and(|s| s.open());
-        if self.observer.on_event.is_none() || inside {
+        if self.observer.on_event.is_none() || self.observer.running_call().is_some() {
             return (self.clone(), None);
         }
         let scope = Shared::new(CallScope::default());
         let mut scoped = self.clone();
-        scoped.observer.call_requests = Some(scope.clone());
+        scoped.observer.call = Some(scope.clone());
         (scoped, Some(Call { method, started: self.millis(), scope }))
     }
 

@@ -140,7 +140,7 @@ impl Objects {
     /// Report every request, call and lease transition made through this handle (and the handles
     /// made from it) to `on_event` ([`events::Event`]).
     pub fn with_events(mut self, on_event: Option<OnEvent>) -> Self {
-        self.observer = Observer { on_event, call_requests: None };
+        self.observer = Observer { on_event, call: None };
         self
     }
 
@@ -161,8 +161,9 @@ impl Objects {
     /// This handle without its cancel: what a long-lived handle (a lease) keeps from the call
     /// that created it.
     pub(crate) fn detached(&self) -> Objects {
-        let observer = Observer { on_event: self.observer.on_event.clone(), call_requests: None };
-        Objects { cancel: None, observer, ..self.clone() }
+        let mut detached = self.uncancelled();
+        detached.observer.call = None;
+        detached
     }
 
     /// This handle without its cancel, its requests still the call's: what a call that holds a

@@ -75,13 +75,7 @@ impl Objects {
                     attempt += 1;
                 }
                 // Fatal, or the budget is spent: report the store's own words.
-                Err(e) => {
-                    let failure = match request {
-                        Request::List { .. } => e.into_failure(),
-                        _ => e.failure_at(request.key()),
-                    };
-                    return Err(Error::Storage(failure));
-                }
+                Err(e) => return Err(Error::Storage(e.failure_at(request.object_key()))),
             }
         }
     }

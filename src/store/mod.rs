@@ -278,9 +278,9 @@ impl StoreError {
         crate::base::error::StorageFailure { code: self.code, status: self.status, message: self.message, key: None }
     }
 
-    /// The failure of a request about `key`.
-    pub(crate) fn failure_at(self, key: &str) -> crate::base::error::StorageFailure {
-        crate::base::error::StorageFailure { key: Some(key.to_owned()), ..self.into_failure() }
+    /// The failure of a request about the object `key` (`None`: a listing).
+    pub(crate) fn failure_at(self, key: Option<&str>) -> crate::base::error::StorageFailure {
+        crate::base::error::StorageFailure { key: key.map(str::to_owned), ..self.into_failure() }
     }
 }
 
@@ -440,6 +440,14 @@ impl Request<'_> {
             Request::Get(key) | Request::Delete(key) => key,
             Request::Put { key, .. } | Request::DeleteIfMatch { key, .. } | Request::GetIfChanged { key, .. } => key,
             Request::List { prefix, .. } => prefix,
+        }
+    }
+
+    /// The object the request is about: its key, or `None` for a listing.
+    pub(crate) fn object_key(&self) -> Option<&str> {
+        match self {
+            Request::List { .. } => None,
+            _ => Some(self.key()),
         }
     }
 }
