@@ -125,19 +125,23 @@ export class ManualClock {
     const target = this.now() + seconds * 1000;
     // Calls made just before (`const p = db.claim(…); await clock.advance(1)`) have not started
     // their waits yet: let them, then fire timers one due instant at a time. Bounded, so a task
-    // that keeps re-arming a due timer cannot hang the test.
-    await this.#settle();
-    for (let steps = 0; runSync("clock.stepUntil", this.#recipe, { args: { until: target } }).json && steps < 100_000; steps++) await this.#settle();
-    await this.#settle();
+    // that keeps re-arming a due timer cannot hang the test, nor a request that never settles.
+    const ioDeadline = Date.now() + 60_000;
+    await this.#settle(ioDeadline);
+    for (let steps = 0; runSync("clock.stepUntil", this.#recipe, { args: { until: target } }).json && steps < 100_000; steps++) {
+      await this.#settle(ioDeadline);
+    }
+    await this.#settle(ioDeadline);
   }
 
   /**
    * Let woken tasks run: a macrotask drains what they queue on the memory store; against a real
-   * store (S3, R2) also wait, in real time, for the requests they sent to be answered (bounded).
+   * store (S3, R2) also wait, in real time until `ioDeadline`, for the requests made since this
+   * clock was to be answered.
    */
-  async #settle() {
+  async #settle(/** @type {number} */ ioDeadline) {
     await macrotask();
-    for (const until = Date.now() + 60_000; runSync("clock.ioInFlight", this.#recipe).json > 0 && Date.now() < until;) {
+    while (runSync("clock.ioInFlight", this.#recipe).json > 0 && Date.now() < ioDeadline) {
       await new Promise((resolve) => setTimeout(resolve, 2));
       await macrotask();
     }

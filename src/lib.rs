@@ -177,7 +177,10 @@ pub mod __private {
     };
     pub use crate::counter::DEFAULT_SHARDS;
     #[cfg(target_arch = "wasm32")]
-    pub use crate::host::{io::requests_in_flight, promise::settled};
+    pub use crate::host::{
+        io::{request_mark, requests_in_flight_since},
+        promise::settled,
+    };
 }
 
 /// The Rust guide's examples (docs/rust.md), compiled and run as doctests.

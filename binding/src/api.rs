@@ -179,7 +179,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
             let until = a.number("until").ok_or_else(|| Error::invalid("until is required"))?;
             return ready(Value::from(stores::manual_clock(target)?.step_until(Timestamp::from_millis_f64(until))));
         }
-        "clock.ioInFlight" => return ready(Value::from(fencepost::__private::requests_in_flight() as u32)),
+        "clock.ioInFlight" => return ready(Value::from(stores::io_in_flight(target)? as u32)),
         "drop" => {
             let id = a.number("id").unwrap_or(0.0) as u32;
             stores::forget(id);

@@ -437,7 +437,9 @@ impl Tally for JsTally {
 #[derive(Clone)]
 enum Held {
     Store(Store),
-    Clock(ManualClock),
+    /// A manual clock, and the mark from which the store requests its driver waits for count
+    /// (those made since it was: see `requests_in_flight_since`).
+    Clock(ManualClock, u32),
 }
 
 thread_local! {
@@ -466,26 +468,39 @@ pub fn forget(id: u32) {
 fn held_store(id: u32, make: impl FnOnce() -> Result<Store>) -> Result<Store> {
     match held(id, || make().map(Held::Store))? {
         Held::Store(store) => Ok(store),
-        Held::Clock(_) => Err(bad_recipe()),
+        Held::Clock(..) => Err(bad_recipe()),
     }
 }
 
 /// The manual clock a `manualClock()` recipe (`{id, start?}`) names, made on first use: time moves
 /// only when told to, and every wait fencepost makes on it is a timer that `stepUntil` fires.
 pub fn manual_clock(recipe: &JsValue) -> Result<ManualClock> {
+    held_clock(recipe).map(|(clock, _)| clock)
+}
+
+/// Store requests on the network that a `manualClock()` recipe's driver waits for: those made
+/// since the clock was (a request that an earlier Worker request abandoned never settles).
+pub fn io_in_flight(recipe: &JsValue) -> Result<usize> {
+    held_clock(recipe).map(|(_, mark)| fencepost::__private::requests_in_flight_since(mark))
+}
+
+fn held_clock(recipe: &JsValue) -> Result<(ManualClock, u32)> {
     let r = Settings { object: recipe, store: "manualClock" };
-    let made = held(r.number("id").unwrap_or(0.0) as u32, || match r.number("start") {
-        None => Ok(Held::Clock(ManualClock::starting_2026())),
-        Some(ms) => {
-            let start = Timestamp::from_millis_f64(ms);
-            if !ms.is_finite() || !start.is_on_wire() {
-                return Err(Error::invalid("manualClock(start) must be a time in the years 1-9999"));
+    let made = held(r.number("id").unwrap_or(0.0) as u32, || {
+        let clock = match r.number("start") {
+            None => ManualClock::starting_2026(),
+            Some(ms) => {
+                let start = Timestamp::from_millis_f64(ms);
+                if !ms.is_finite() || !start.is_on_wire() {
+                    return Err(Error::invalid("manualClock(start) must be a time in the years 1-9999"));
+                }
+                ManualClock::new(start)
             }
-            Ok(Held::Clock(ManualClock::new(start)))
-        }
+        };
+        Ok(Held::Clock(clock, fencepost::__private::request_mark()))
     })?;
     match made {
-        Held::Clock(clock) => Ok(clock),
+        Held::Clock(clock, mark) => Ok((clock, mark)),
         Held::Store(_) => Err(Error::invalid("not a manualClock()")),
     }
 }

@@ -1,28 +1,78 @@
-//! Store requests on the network right now, counted so that a manual clock's driver can wait for
-//! them (see `requests_in_flight`).
+//! Store requests on the network right now, noted so that a manual clock's driver can wait for
+//! them (see `requests_in_flight_since`).
 
-thread_local! {
-    static IN_FLIGHT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Store requests on the network in this thread right now (S3 and R2 I/O; the memory store has
-/// none). A manual clock's driver waits for them to settle before moving time on, so a renewal
-/// woken by `advance()` completes against a real store before the next due instant.
+/// The ids of the requests on the network now (a handful), and the id the next one gets
+/// (wrapping after 2^32 requests, which only a driver whose clock lived through them would see).
 #[cfg(target_arch = "wasm32")]
-pub fn requests_in_flight() -> usize {
-    IN_FLIGHT.with(|n| n.get())
+#[derive(Default)]
+struct InFlight {
+    ids: Vec<u32>,
+    next: u32,
 }
 
-/// Count `request` as in flight while it runs (a dropped future stops counting too).
+#[cfg(target_arch = "wasm32")]
+thread_local! {
+    static IN_FLIGHT: std::cell::RefCell<InFlight> = std::cell::RefCell::default();
+}
+
+/// The id the next store request will get: a mark that [`requests_in_flight_since`] counts from.
+#[cfg(target_arch = "wasm32")]
+pub fn request_mark() -> u32 {
+    IN_FLIGHT.with(|f| f.borrow().next)
+}
+
+/// Store requests in this thread on the network right now (S3, Azure, GCS, R2 and custom-store
+/// I/O; the memory store has none) that started at or after `mark`. A manual clock's driver waits
+/// for them to settle before moving time on, so a renewal woken by `advance()` completes against a
+/// real store before the next due instant. Counted from the clock's own mark, not for the whole
+/// isolate: a request abandoned by an earlier, finished Worker request stays pending for good
+/// (workerd never settles another request's I/O), and must not stall every later clock.
+#[cfg(target_arch = "wasm32")]
+pub fn requests_in_flight_since(mark: u32) -> usize {
+    IN_FLIGHT.with(|f| f.borrow().ids.iter().filter(|id| **id >= mark).count())
+}
+
+/// Note `request` as in flight while it runs (a dropped future stops counting too).
+#[cfg(target_arch = "wasm32")]
 pub(crate) async fn in_flight<T>(request: impl std::future::Future<Output = T>) -> T {
-    struct Counted;
-    impl Drop for Counted {
-        fn drop(&mut self) {
-            IN_FLIGHT.with(|n| n.set(n.get().saturating_sub(1)));
-        }
+    let _noted = Noted::new();
+    request.await
+}
+
+/// One request's place among those in flight, given up when dropped. Not generic: one copy for
+/// every store.
+#[cfg(target_arch = "wasm32")]
+struct Noted(u32);
+
+#[cfg(target_arch = "wasm32")]
+impl Noted {
+    #[inline(never)]
+    fn new() -> Self {
+        IN_FLIGHT.with(|f| {
+            let mut f = f.borrow_mut();
+            let id = f.next;
+            f.next = id.wrapping_add(1);
+            f.ids.push(id);
+            Noted(id)
+        })
     }
-    IN_FLIGHT.with(|n| n.set(n.get() + 1));
-    let _counted = Counted;
+}
+
+#[cfg(target_arch = "wasm32")]
+impl Drop for Noted {
+    fn drop(&mut self) {
+        IN_FLIGHT.with(|f| {
+            let mut f = f.borrow_mut();
+            if let Some(at) = f.ids.iter().position(|id| *id == self.0) {
+                f.ids.swap_remove(at);
+            }
+        })
+    }
+}
+
+/// Natively nothing drives a manual clock from outside, so nothing is noted.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) async fn in_flight<T>(request: impl std::future::Future<Output = T>) -> T {
     request.await
 }
 

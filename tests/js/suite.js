@@ -897,6 +897,26 @@ export function cases(env) {
       eq(await t.db.doc("never").get(), null, "cleared");
     });
 
+    test("testing: a request someone else left unanswered does not hold up a manual clock made after it", async () => {
+      // In workerd a request abandoned by an earlier Worker request never settles: advance() waits
+      // only for the requests made since its clock was.
+      const unanswered = { get: (_key, { signal }) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))) };
+      const stuck = lib.customStore({ ...unanswered, put: () => null, delete: () => true, list: () => ({ entries: [] }) }, { timeout: 600 });
+      const leaving = new AbortController();
+      const left = new lib.Fencepost(stuck).objects.get("k", { signal: leaving.signal });
+      left.catch(() => {});
+      const clock = manualClock();
+      const db = new lib.Fencepost(env.makeStore(), { clock });
+      const pending = db.claim("t/unheld", 1);
+      const started = Date.now();
+      await clock.advance(1);
+      assert(Date.now() - started < 10_000, `advance() did not wait for the other request (${Date.now() - started} ms)`);
+      eq((await pending).won, true, "the clock's own call ran");
+      leaving.abort();
+      const reason = await left.then(() => null, (e) => e);
+      eq(reason?.name, "AbortError", "the left request, cancelled by its signal");
+    });
+
     test("testing: under manualClock a 30-s lease is not stolen at 29 s and is at 31 s (the old handle fenced)", async () => {
       const t = tk();
       const lease = await t.db.lease("job", { ttl: 30 });
