@@ -81,12 +81,12 @@ function send(op, target, c) {
 }
 
 /**
- * @typedef {{json: any, bytes?: Uint8Array, ended?: unknown, failure?: unknown}} Reply
+ * @typedef {{json: any, bytes?: Uint8Array, ended?: unknown, failure?: unknown, lease?: string}} Reply
  * @typedef {{args?: Record<string, unknown>, raw?: Record<string, string | undefined>,
  *   callbacks?: {fn?: Function, stateFn?: Function, data?: Uint8Array}, signal?: AbortSignal | null}} Call
  */
 
-/** A reply from the core: JSON text alone, or `{json, bytes?, ended?, failure?}`. @returns {Reply} */
+/** A reply from the core: JSON text alone, or `{json, bytes?, ended?, failure?, lease?}` (`lease` stays text). @returns {Reply} */
 function decode(/** @type {any} */ r) {
   if (typeof r === "string") return { json: JSON.parse(r) };
   r.json = JSON.parse(r.json);

@@ -35,7 +35,7 @@ export async function acquire(db, key, opts) {
   const o = options(opts, LEASE_OPTIONS, "lease options");
   if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("lease options.ttl (seconds) is required");
   const callbacks = o.stateFn ? { stateFn: jsonCallback(o.stateFn, "stateFn's result") } : undefined;
-  return leaseHandle(db, (await run("lease", db, { args: leaseArgs(key, o), callbacks, signal: o.signal })).json);
+  return leaseHandle(db, await run("lease", db, { args: leaseArgs(key, o), callbacks, signal: o.signal }));
 }
 
 /** `db.attachLease(key, {holder, ttl})`: one read, no write. @param {Db} db @param {string} key @param {any} opts */
@@ -44,7 +44,7 @@ export async function attach(db, key, opts) {
   const { holder, ttl, signal } = options(opts, ATTACH_OPTIONS, "attachLease options");
   if (holder === undefined || holder === null) throw new InvalidArgument("attachLease options.holder is required");
   if (ttl === undefined || ttl === null) throw new InvalidArgument("attachLease options.ttl (seconds) is required");
-  return leaseHandle(db, (await run("attachLease", db, { args: { key, holder, ttl }, signal })).json);
+  return leaseHandle(db, await run("attachLease", db, { args: { key, holder, ttl }, signal }));
 }
 
 /** `db.cooperativeWrite(key, fn)`: the new state, or null. @param {Db} db @param {string} key @param {Function} fn @param {any} opts */
@@ -84,9 +84,9 @@ export function leaseView(view) {
   return { epoch, holder, deadlineAt: deadlineAt === null ? null : new Date(deadlineAt), expired, released, expiresIn, state };
 }
 
-/** A snapshot from the core (or null) as a handle. @param {Db} db @param {Snapshot | null} snapshot */
-export function leaseHandle(db, snapshot) {
-  return snapshot ? new Lease(db, snapshot, LEASE_TOKEN) : null;
+/** A reply's lease snapshot as a handle (null without one). @param {Db} db @param {import("./binding.js").Reply} r */
+export function leaseHandle(db, r) {
+  return r.lease === undefined ? null : new Lease(db, JSON.parse(r.lease), LEASE_TOKEN, undefined, r.lease);
 }
 
 /**
@@ -185,8 +185,10 @@ function lostError(/** @type {unknown} */ ended) {
 /** One ownership period `(key, epoch, holder)`. Every write is guarded; `LeaseLost` means stop. */
 export class Lease {
   #db;
-  /** What the handle knows of its period, as plain data. @type {Snapshot} */
-  #snapshot;
+  /** What the handle knows of its period, as the core wrote it: sent back as it is. @type {string | undefined} */
+  #text;
+  /** The same, parsed when a field is read. @type {Snapshot | undefined} */
+  #parsed;
   /** The core's live entry while keep-alive runs there (calls go through it meanwhile). @type {number | undefined} */
   #live;
   /** Why the period is over (a failure record, or the `LeaseLost` met), once it is. @type {unknown} */
@@ -197,10 +199,12 @@ export class Lease {
   #keeper;
 
   /** @internal */
-  constructor(/** @type {Db} */ db, /** @type {Snapshot} */ snapshot, /** @type {symbol} */ token, /** @type {number | undefined} */ live = undefined) {
+  constructor(/** @type {Db} */ db, /** @type {Snapshot} */ snapshot, /** @type {symbol} */ token,
+    /** @type {number | undefined} */ live = undefined, /** @type {string | undefined} */ text = undefined) {
     if (token !== LEASE_TOKEN) throw new InvalidArgument("a Lease is made by db.lease() or db.attachLease()");
     this.#db = db;
-    this.#snapshot = snapshot;
+    this.#parsed = snapshot;
+    this.#text = text;
     this.#live = live;
     /** @readonly @type {string} */
     this.key = snapshot.key;
@@ -223,7 +227,17 @@ export class Lease {
 
   /** The holder token: a credential (whoever knows it can attach), so inspection redacts it. */
   get holder() {
-    return this.#snapshot.holder;
+    return this.#snapshot().holder;
+  }
+
+  /** The snapshot as data, parsed from its text when first read since the last call. @returns {Snapshot} */
+  #snapshot() {
+    return (this.#parsed ??= JSON.parse(/** @type {string} */ (this.#text)));
+  }
+
+  /** The snapshot as the text the core takes. */
+  #snapshotText() {
+    return (this.#text ??= JSON.stringify(this.#parsed));
   }
 
   /** Aborted (reason: a `LeaseLost`) as soon as this handle learns its period is over. */
@@ -236,7 +250,7 @@ export class Lease {
   /** The handle's period as it stands: from the core's live entry while keep-alive runs there. @returns {Snapshot} */
   [VIEW]() {
     if (this.#live !== undefined) this.#learn(runSync("lease.view", this.#db, { args: { live: this.#live } }));
-    return this.#snapshot;
+    return this.#snapshot();
   }
 
   /** Follow the core's live entry: `signal` aborts as soon as the core learns the period is over. */
@@ -256,7 +270,10 @@ export class Lease {
 
   /** Take in what a call learnt: the snapshot after it, and whether the period ended. @param {import("./binding.js").Reply} r */
   #learn(r) {
-    if (r.json?.lease) this.#snapshot = r.json.lease;
+    if (r.lease !== undefined) {
+      this.#text = r.lease;
+      this.#parsed = undefined;
+    }
     if (r.ended !== undefined) this.#end(r.ended);
   }
 
@@ -280,15 +297,16 @@ export class Lease {
    */
   async #call(op, c) {
     if (this.#ended !== undefined) throw (this.#ended = lostError(this.#ended));
-    const where = this.#live !== undefined ? { live: this.#live } : { lease: this.#snapshot };
-    const r = await run(`lease.${op}`, this.#db, { ...c, args: { ...c.args, ...where } });
+    const live = this.#live;
+    const where = live !== undefined ? { args: { ...c.args, live } } : { raw: { ...c.raw, lease: this.#snapshotText() } };
+    const r = await run(`lease.${op}`, this.#db, { ...c, ...where });
     this.#learn(r);
     if (r.failure !== undefined) {
       const e = fromFailure(r.failure);
       if (e instanceof LeaseLost) this.#end(e);
       throw e;
     }
-    return r.json.value;
+    return r.json;
   }
 
   /** deadline = now + ttl; the state is kept (cooperative writes absorbed). */
@@ -340,11 +358,12 @@ export class Lease {
     const started = (/** @type {number} */ live) => {
       this.#live = live;
     };
-    const args = { lease: this.#snapshot, every: every ?? undefined };
+    const args = { every: every ?? undefined };
+    const raw = { lease: this.#snapshotText() };
     /** @type {Promise<unknown>} */
     let running;
     try {
-      running = start("lease.keepAlive", this.#db, { args, callbacks: { fn: started }, signal: stop.signal });
+      running = start("lease.keepAlive", this.#db, { args, raw, callbacks: { fn: started }, signal: stop.signal });
     } catch (e) {
       this[DETACH](); // refused at once (a bad interval): the core's entry goes with it
       throw e;

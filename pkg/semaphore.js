@@ -49,7 +49,7 @@ export class Semaphore {
   async acquire(/** @type {any} */ opts) {
     const o = options(opts, ACQUIRE_OPTIONS, "acquire options");
     const args = { ...this.#args(), holder: o.holder ?? undefined, wait: o.wait ?? undefined };
-    return leaseHandle(this.#db, (await run("semaphore.acquire", this.#db, { args, signal: o.signal })).json);
+    return leaseHandle(this.#db, await run("semaphore.acquire", this.#db, { args, signal: o.signal }));
   }
 
   /** Run `fn(permit, signal)` holding a permit kept alive meanwhile, released when `fn` settles (as `withLease`). */

@@ -18,7 +18,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::convert::{Args, Reply, js_json, millis, object, object_text, text, texts_object};
+use crate::convert::{Args, Beside, Reply, js_json, millis, object, object_text, text, texts_object};
 use crate::errors::to_js;
 use crate::signal::{AbortSignal, Linked};
 use crate::stores::{self, Settings};
@@ -457,12 +457,12 @@ fn inspection_reply(seen: Option<Inspection>) -> Reply {
         ("value", value),
         ("lease", lease),
     ]);
-    Reply { json, bytes, ..Reply::default() }
+    Reply::with(json, Beside { bytes, ..Beside::default() })
 }
 
-/// A lease handle's reply: its snapshot, or null when there is no lease.
+/// A lease handle's reply: its snapshot, none when there is no lease.
 fn handle<T>(lease: Option<Lease<T>>) -> Reply {
-    Reply { json: lease.map_or_else(|| "null".into(), |l| l.snapshot_text()), ..Reply::default() }
+    Reply::with("null".into(), Beside { lease: lease.map(|l| l.snapshot_text()), ..Beside::default() })
 }
 
 /// The JS function `body` as the work of a call that holds a lease meanwhile (`withLease`,
@@ -585,7 +585,7 @@ fn lease_call(op: &str, db: &Fencepost, mut a: Args, cb: Callbacks, cancel: Opti
                     Some(closed) => drop(closed.run(ended.cancelled()).await),
                     None => drop(ended.cancelled().await),
                 }
-                Ok(Reply { ended: lease.ended().reason(), ..Reply::default() })
+                Ok(Reply::with("null".into(), Beside { ended: lease.ended().reason(), ..Beside::default() }))
             });
         }
         other => return Err(Error::invalid(format!("unknown lease call {}", fencepost::__private::quoted(other)))),
@@ -596,8 +596,8 @@ fn lease_call(op: &str, db: &Fencepost, mut a: Args, cb: Callbacks, cancel: Opti
             Ok(v) => (v, None),
             Err(e) => (Value::Null, Some(e)),
         };
-        let json = texts_object(&[("lease", &lease.snapshot_text()), ("value", &text(&value))]);
-        Ok(Reply { json, ended: lease.ended().reason(), failure, ..Reply::default() })
+        let beside = Beside { ended: lease.ended().reason(), failure, lease: Some(lease.snapshot_text()), bytes: None };
+        Ok(Reply::with(text(&value), beside))
     })
 }
 
@@ -619,7 +619,9 @@ fn keep_alive(lease: Lease, every: Option<f64>, stop: Option<Cancel>, started: F
 fn stored(o: Option<StoredObject>) -> Reply {
     match o {
         None => Value::Null.into(),
-        Some(o) => Reply { json: object_text(vec![("etag", o.etag.into())]), bytes: Some(o.body), ..Reply::default() },
+        Some(o) => {
+            Reply::with(object_text(vec![("etag", o.etag.into())]), Beside { bytes: Some(o.body), ..Beside::default() })
+        }
     }
 }
 

@@ -141,47 +141,64 @@ pub fn millis(at: Option<Timestamp>) -> Value {
 /// text alone when there is nothing beside it (the common case: one string, no object built here).
 pub struct Reply {
     pub json: String,
+    /// Boxed, so that the common reply (text alone) stays two words wherever one is made.
+    pub beside: Option<Box<Beside>>,
+}
+
+/// What a reply carries beside its JSON text.
+#[derive(Default)]
+pub struct Beside {
     /// Object bytes (`objects.get`, `waitFor`, `inspect` of bytes).
     pub bytes: Option<Vec<u8>>,
     /// A lease handle's period ended during the call: why (a failure record).
     pub ended: Option<Error>,
-    /// The call failed after it learnt something the handle keeps (a lease snapshot in `json`).
+    /// The call failed after it learnt something the handle keeps (a lease snapshot in `lease`).
     pub failure: Option<Error>,
+    /// A lease handle's snapshot after the call, as JSON text apart from `json`: the handle keeps
+    /// the text and sends it back as it is, parsing it only when one of its fields is read.
+    pub lease: Option<String>,
 }
 
 impl Default for Reply {
     fn default() -> Reply {
-        Reply { json: "null".into(), bytes: None, ended: None, failure: None }
+        Reply { json: "null".into(), beside: None }
     }
 }
 
 impl From<Value> for Reply {
     fn from(json: Value) -> Reply {
-        Reply { json: text(&json), ..Reply::default() }
+        Reply { json: text(&json), beside: None }
     }
 }
 
 impl Reply {
     /// A reply of an object with these fields ([`object_text`]).
     pub fn object(fields: Vec<(&str, Value)>) -> Reply {
-        Reply { json: object_text(fields), ..Reply::default() }
+        Reply { json: object_text(fields), beside: None }
+    }
+
+    /// JSON text with `beside` next to it.
+    pub fn with(json: String, beside: Beside) -> Reply {
+        Reply { json, beside: Some(Box::new(beside)) }
     }
 
     pub fn into_js(self) -> JsValue {
         let json = JsValue::from(self.json);
-        if self.bytes.is_none() && self.ended.is_none() && self.failure.is_none() {
-            return json;
-        }
+        let Some(beside) = self.beside else { return json };
         let out = js_sys::Object::new();
         let set = |k: &str, v: JsValue| drop(js_sys::Reflect::set(&out, &k.into(), &v));
         set("json", json);
-        if let Some(bytes) = self.bytes {
+        let Beside { bytes, ended, failure, lease } = *beside;
+        if let Some(bytes) = bytes {
             set("bytes", js_sys::Uint8Array::from(bytes.as_slice()).into());
         }
-        if let Some(e) = self.ended {
+        if let Some(lease) = lease {
+            set("lease", lease.into());
+        }
+        if let Some(e) = ended {
             set("ended", crate::errors::to_js(e));
         }
-        if let Some(e) = self.failure {
+        if let Some(e) = failure {
             set("failure", crate::errors::to_js(e));
         }
         out.into()

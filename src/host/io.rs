@@ -4,7 +4,6 @@
 /// The ids of the requests on the network now (a handful), and the id the next one gets
 /// (wrapping after 2^32 requests, which only a driver whose clock lived through them would see).
 #[cfg(target_arch = "wasm32")]
-#[derive(Default)]
 struct InFlight {
     ids: Vec<u32>,
     next: u32,
@@ -12,7 +11,8 @@ struct InFlight {
 
 #[cfg(target_arch = "wasm32")]
 thread_local! {
-    static IN_FLIGHT: std::cell::RefCell<InFlight> = std::cell::RefCell::default();
+    static IN_FLIGHT: std::cell::RefCell<InFlight> =
+        const { std::cell::RefCell::new(InFlight { ids: Vec::new(), next: 0 }) };
 }
 
 /// The id the next store request will get: a mark that [`requests_in_flight_since`] counts from.
