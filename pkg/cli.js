@@ -215,7 +215,9 @@ const HELD_LEASE_MIN_BYTES = 59;
 async function ls(/** @type {Fencepost} */ db, /** @type {string[]} */ args, /** @type {Flags} */ flags) {
   const showHolders = flags["show-holders"] === true;
   const held = flags.held === true;
-  const long = held || flags.long === true;
+  // `--json` prints `inspect` records, as `--long` reads them: one line per key, its kind and
+  // value included (a plain listing's record could not say what a key holds).
+  const long = held || flags.long === true || flags.json === true;
   const limit = flags.limit === undefined ? Infinity : Number(flags.limit);
   const listing = db.objects.entries(args[0] ?? "");
   // Without --held each listed key is a line: the listing stops at the page that holds the last.
@@ -232,7 +234,7 @@ async function ls(/** @type {Fencepost} */ db, /** @type {string[]} */ args, /**
       if (row === null) continue; // deleted between the listing and the read
       if (held && !("kind" in row && row.lease && !row.lease.expired)) continue;
       progress.beforeOutput();
-      out(!("kind" in row) ? (flags.json ? jsonLine(entryRecord(row)) : entryLine(row, Date.now()))
+      out(!("kind" in row) ? entryLine(row, Date.now())
         : flags.json ? jsonLine(record(row, showHolders)) : listLine(row, Date.now(), showHolders));
       if (++printed >= limit) break;
     }
@@ -243,9 +245,6 @@ async function ls(/** @type {Fencepost} */ db, /** @type {string[]} */ args, /**
 }
 
 /** @typedef {{key: string, etag: string | undefined, size: number | undefined, lastModified: Date | null}} Entry what the listing gives */
-
-/** A listed object as a JSON record: the listing's fields, each present (null when the store gave none). */
-const entryRecord = (/** @type {Entry} */ e) => ({ key: e.key, etag: e.etag ?? null, size: e.size ?? null, lastModified: e.lastModified });
 
 /** The first `n` of `source`, which is closed after them (no further page is listed). */
 async function* first(/** @type {AsyncIterable<Entry>} */ source, /** @type {number} */ n) {

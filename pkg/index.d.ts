@@ -267,8 +267,8 @@ export interface RequestEvent {
   /** 1 for the first attempt, 2 for the first retry, … */
   attempt: number;
   ms: number;
-  /** "ok", "absent", "refused", "abandoned" (cancelled in flight), or the failure's kind: "transient", "conflict", "indeterminate", "fatal". */
-  outcome: "ok" | "absent" | "refused" | "abandoned" | "transient" | "conflict" | "indeterminate" | "fatal";
+  /** "ok", "absent", "not-modified" (a conditional read of an unchanged key: 304), "refused", "abandoned" (cancelled in flight), or the failure's kind: "transient", "conflict", "indeterminate", "fatal". */
+  outcome: "ok" | "absent" | "not-modified" | "refused" | "abandoned" | "transient" | "conflict" | "indeterminate" | "fatal";
 }
 
 /** A call of the API ended. */

@@ -264,8 +264,11 @@ export class Lease {
   [DETACH]() {
     const live = this.#live;
     if (live === undefined) return;
-    this.#learn(runSync("lease.detach", this.#db, { args: { live } }));
+    const r = runSync("lease.detach", this.#db, { args: { live } });
+    // Off the entry before taking in what it says: a period that ended aborts `signal` then, and
+    // its listeners read the handle's fields from the snapshot, not from the entry now gone.
     this.#live = undefined;
+    this.#learn(r);
   }
 
   /** Take in what a call learnt: the snapshot after it, and whether the period ended. @param {import("./binding.js").Reply} r */

@@ -501,7 +501,9 @@ impl Fencepost {
     /// being unchanged where the store has a conditional DELETE (S3), else it follows the re-read
     /// at once (R2 binding). Safe only for key spaces that do not recur: a deleted claim can be
     /// claimed again, and a deleted lease document restarts its epochs. Requests: one list per
-    /// page, then a read and a delete per old object.
+    /// page, then a read and a delete per old object. Objects under CairnDB's reserved prefixes
+    /// (`log/`, `snapshots/`, `logs/`, `txapplied/`) are its engine's: counted as kept, never
+    /// deleted, and a `prefix` under one is an `InvalidArgument`.
     pub async fn prune(&self, prefix: &str, options: PruneOptions) -> Result<Pruned> {
         let (objects, call) = self.objects.call("prune");
         let PruneOptions { older_than, dry_run } = options;

@@ -46,6 +46,8 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
     if !older_than.is_finite() || older_than < 0.0 {
         return Err(Error::invalid("prune options.olderThan must be a finite number of seconds >= 0"));
     }
+    // Everything under a reserved prefix is CairnDB's engine's, which shares the bucket.
+    crate::codec::keys::reserved_check(prefix, "prune prefix")?;
     let now = objects.now()?;
     let cutoff = now.plus_secs(-older_than);
     let conditional = objects.conditional_delete();
@@ -54,8 +56,10 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
     loop {
         let page = objects.entries_page(prefix, None, cursor.as_deref()).await?;
         for entry in page.entries {
-            // Unknown age counts as recent: nothing is deleted on a guess.
-            if entry.last_modified.is_none_or(|at| at >= cutoff) {
+            // Unknown age counts as recent: nothing is deleted on a guess. CairnDB's engine
+            // objects (a prefix such as "" lists them too) are never fencepost's to delete.
+            let reserved = crate::codec::keys::reserved_prefix(&entry.key).is_some();
+            if reserved || entry.last_modified.is_none_or(|at| at >= cutoff) {
                 out.kept += 1;
                 continue;
             }

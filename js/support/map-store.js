@@ -18,7 +18,7 @@ function byBytes(/** @type {string} */ a, /** @type {string} */ b) {
  * counts list requests). The `ignore…` and `loseMeta` flags break it the ways store conformance must
  * catch.
  */
-export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfNoneMatch = false, loseMeta = false } = {}) {
+export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfNoneMatch = false, ignoreDeleteIfMatch = false, loseMeta = false } = {}) {
   /** @type {Map<string, {data: Uint8Array, etag: string, meta: Record<string, string>, lastModified: number}>} */
   const objects = new Map();
   let version = 0;
@@ -36,7 +36,7 @@ export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfN
       return { etag };
     },
     delete(/** @type {string} */ key, /** @type {any} */ { ifMatch }) {
-      if (ifMatch !== undefined && objects.get(key)?.etag !== ifMatch) return false;
+      if (!ignoreDeleteIfMatch && ifMatch !== undefined && objects.get(key)?.etag !== ifMatch) return false;
       objects.delete(key);
       return true;
     },

@@ -75,11 +75,11 @@ terminal, a progress line on stderr while a long listing runs.
   -l, --long       read each key: kind; a lease's epoch, holder, expiry, role
   --held           only the held leases, each as --long prints it
   --limit <n>      stop after n lines (the listing stops at the page that holds them)
-  --show-holders   print holders in full, with --long or --held (a holder is a credential:
-                   whoever knows it can attach)
-  --json           one JSON record per line (NDJSON): the listing's {key, etag, size,
-                   lastModified}; with --long or --held what inspect returns, dates as ISO
-                   strings, bytes as base64, holders fingerprinted unless --show-holders`,
+  --show-holders   print holders in full, with --long, --held or --json (a holder is a
+                   credential: whoever knows it can attach)
+  --json           one JSON record per line (NDJSON), what inspect returns for each key (each
+                   key read, as --long reads it): dates as ISO strings, bytes as base64, holders
+                   fingerprinted unless --show-holders`,
   },
   show: {
     args: ["key"],
@@ -287,8 +287,8 @@ export function parse(argv) {
   if (values.limit !== undefined && !/^[1-9][0-9]*$/.test(String(values.limit))) {
     throw new UsageError(`--limit must be a whole number of lines, 1 or more, not "${values.limit}"`, command);
   }
-  if (values["show-holders"] && command === "ls" && !values.long && !values.held) {
-    throw new UsageError("--show-holders needs --long or --held: a plain ls reads no lease", command);
+  if (values["show-holders"] && command === "ls" && !values.long && !values.held && !values.json) {
+    throw new UsageError("--show-holders needs --long, --held or --json: a plain ls reads no lease", command);
   }
   return { command, args, flags: values };
 }

@@ -20,10 +20,21 @@ pub fn validate_key(key: &str) -> Result<()> {
     if key.split('/').any(|seg| seg == "." || seg == "..") {
         return Err(Error::invalid(format!("key {} has a '.' or '..' path segment", quoted(key))));
     }
-    if let Some(p) = RESERVED_PREFIXES.iter().find(|p| key.starts_with(*p)) {
-        return Err(Error::invalid(format!("key {} is under the reserved prefix {}", quoted(key), quoted(p))));
+    reserved_check(key, "key")
+}
+
+/// The reserved prefix `key` is under, if any: CairnDB's engine owns those objects, so fencepost
+/// neither writes nor deletes them, even when a listing shows them.
+pub fn reserved_prefix(key: &str) -> Option<&'static str> {
+    RESERVED_PREFIXES.into_iter().find(|p| key.starts_with(p))
+}
+
+/// Refuse a key, or a prefix that only lists keys, under a reserved prefix.
+pub fn reserved_check(key: &str, what: &str) -> Result<()> {
+    match reserved_prefix(key) {
+        Some(p) => Err(Error::invalid(format!("{what} {} is under the reserved prefix {}", quoted(key), quoted(p)))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Check a list prefix: may be empty; otherwise the same character rules as a key.

@@ -33,7 +33,8 @@ pub enum Event<'a> {
         /// 1 for the first attempt of the request, 2 for its first retry, …
         attempt: u32,
         ms: f64,
-        /// `"ok"`, `"absent"` (a GET of a missing key), `"refused"` (a condition did not hold),
+        /// `"ok"`, `"absent"` (a GET of a missing key), `"not-modified"` (a conditional GET of an
+        /// unchanged key: 304), `"refused"` (a condition did not hold),
         /// `"abandoned"` (cancelled in flight), or the failure's kind: `"transient"` (worth retrying),
         /// `"conflict"` (409 on a conditional write), `"indeterminate"` (no answer seen: the
         /// write may have landed) or `"fatal"`.

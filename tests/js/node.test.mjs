@@ -37,6 +37,8 @@ describe("node / store conformance catches a broken custom store", () => {
     "ignores ifMatch": [{ ignoreIfMatch: true }, "a compare-and-swap lands on the current etag only (If-Match)"],
     "ignores ifNoneMatch": [{ ignoreIfNoneMatch: true }, "a create-only write of an existing key is refused (If-None-Match: *)"],
     "loses meta": [{ loseMeta: true }, "write tokens (meta) round-trip: a claim whose response was lost is still won"],
+    "deletes whatever the etag": [{ ignoreDeleteIfMatch: true },
+      "delete: a deleted key reads null; deleting a missing key is no error; a stale etag deletes nothing; prune keeps a held lease"],
   };
   for (const [what, [flaws, caseName]] of Object.entries(broken)) {
     test(`a custom store that ${what} fails "${caseName}"`, async () => {
@@ -54,6 +56,35 @@ describe("node / store conformance catches a broken custom store", () => {
 // A custom store's thrown `retryable` error: a read is tried again; a write is read back first
 // (it may have landed), and tried again when the read-back proves it did not (a custom store's
 // etags never come back, so the etag the write named still being there is that proof).
+// A bucket shared with CairnDB holds its engine's objects under log/, snapshots/, logs/ and
+// txapplied/: a listing shows them, but fencepost never deletes them.
+describe("node / prune on a bucket shared with CairnDB", () => {
+  test("objects under the reserved prefixes are kept, even by a prune of everything; a reserved prefix is refused", async () => {
+    const impl = /** @type {any} */ (mapStoreImpl());
+    const db = new lib.Fencepost(lib.customStore(impl));
+    for (const key of ["app/old", "log/0001.json", "snapshots/s1", "logs/x", "txapplied/t"]) {
+      impl.put(key, new TextEncoder().encode("{}"), { meta: {} });
+    }
+    const tenDaysAgo = Date.now() - 10 * 86_400_000;
+    const [realList, realGet] = [impl.list.bind(impl), impl.get.bind(impl)];
+    impl.list = (/** @type {any[]} */ ...args) => {
+      const page = realList(...args);
+      return { ...page, entries: page.entries.map((/** @type {any} */ e) => ({ ...e, lastModified: tenDaysAgo })) };
+    };
+    impl.get = (/** @type {string} */ key) => {
+      const o = realGet(key);
+      return o && { ...o, lastModified: tenDaysAgo };
+    };
+    const dry = await db.prune("", { olderThan: 86_400, dryRun: true });
+    if (JSON.stringify([dry.deleted, dry.kept, dry.keys]) !== JSON.stringify([1, 4, ["app/old"]])) throw new Error(`dry run: ${JSON.stringify(dry)}`);
+    const pruned = await db.prune("", { olderThan: 86_400 });
+    if (JSON.stringify([pruned.deleted, pruned.kept, pruned.keys]) !== JSON.stringify([1, 4, ["app/old"]])) throw new Error(`prune: ${JSON.stringify(pruned)}`);
+    for (const key of ["log/0001.json", "snapshots/s1", "logs/x", "txapplied/t"]) if (!impl.get(key)) throw new Error(`${key} was deleted`);
+    const refused = await db.prune("log/", { olderThan: 0 }).catch((e) => e);
+    if (!(refused instanceof lib.InvalidArgument) || !/reserved prefix "log\/"/.test(refused.message)) throw new Error(`refused: ${refused}`);
+  });
+});
+
 describe("node / a custom store's retryable failures", () => {
   /** A Map store whose next `n` calls of `method` throw a retryable error first; counts every call. */
   function flaky() {

@@ -917,6 +917,26 @@ export function cases(env) {
       eq(reason?.name, "AbortError", "the left request, cancelled by its signal");
     });
 
+    test("testing: when keep-alive finds its lease broken, signal's listeners can read the handle's fields", async () => {
+      const t = tk();
+      const lease = await t.db.lease("job", { ttl: 30 });
+      /** @type {any} */
+      let seen;
+      lease.signal.addEventListener("abort", () => {
+        try {
+          seen = { epoch: lease.epoch, released: lease.released, etag: lease.etag, state: lease.state, at: lease.deadlineAt.getTime() };
+        } catch (e) {
+          seen = e;
+        }
+      });
+      lease.keepAlive();
+      await t.peer().breakLease("job");
+      await t.clock.advance(11);
+      assert(lease.signal.aborted && lease.signal.reason?.reason === "stolen", `aborted as stolen: ${lease.signal.reason}`);
+      assert(!(seen instanceof Error), `the fields read in the listener: ${seen}`);
+      eq([seen?.epoch, seen?.released], [1, false], "the handle's last snapshot");
+    });
+
     test("testing: under manualClock a 30-s lease is not stolen at 29 s and is at 31 s (the old handle fenced)", async () => {
       const t = tk();
       const lease = await t.db.lease("job", { ttl: 30 });
