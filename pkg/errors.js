@@ -209,6 +209,17 @@ const byCode = new Map(Object.values(ERRORS).map((C) => [C.code, C]));
 const MARK = "__fencepost";
 
 /**
+ * A failure record of the JS layer's own, for the core: a callback's result refused as JSON
+ * crosses as this, so the core ends the call with an `InvalidArgument` of its own (the call's
+ * event says so) and the caller's chain builds the error (its stack shows the caller's frame).
+ * @internal
+ * @param {string} message
+ */
+export function invalidRecord(message) {
+  return { [MARK]: InvalidArgument.code, message };
+}
+
+/**
  * A rejection of the core as the caller should see it: a failure record becomes its error class
  * (constructed here, so the stack runs through the caller); anything else (a callback's own error,
  * an abort reason) is handed back unchanged.

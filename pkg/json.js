@@ -5,7 +5,7 @@
 // surrogates — with an InvalidArgument naming where in the value it is. Nothing reaches the core
 // (so nothing is written) unless the whole value is JSON.
 
-import { InvalidArgument } from "./errors.js";
+import { InvalidArgument, invalidRecord } from "./errors.js";
 
 /** A bound on what a hostile `length` can make `JSON.stringify` attempt. */
 const MAX_ITEMS = 1_000_000;
@@ -85,13 +85,21 @@ export function fromJson(/** @type {string | null | undefined} */ text) {
  * A caller's callback as the core calls it: JSON text in, the callback (sync or async) called on
  * the value, its result as JSON text out — at once for a sync callback (the core then needs no
  * Promise round trip), as a Promise when it returns a thenable. Whatever the callback throws
- * reaches the caller unchanged.
+ * reaches the caller unchanged; a result JSON cannot hold is refused as the core's own
+ * `InvalidArgument` (`invalidRecord`), not as the callback's error.
  * @param {Function} fn @param {string} what @returns {(text: string) => string | Promise<string>}
  */
 export function jsonCallback(fn, what) {
+  const convert = (/** @type {unknown} */ v) => {
+    try {
+      return toJson(v, what);
+    } catch (e) {
+      throw e instanceof InvalidArgument ? invalidRecord(e.message) : e;
+    }
+  };
   return (text) => {
     const out = fn(JSON.parse(text));
-    return typeof out?.then === "function" ? Promise.resolve(out).then((v) => toJson(v, what)) : toJson(out, what);
+    return typeof out?.then === "function" ? Promise.resolve(out).then(convert) : convert(out);
   };
 }
 

@@ -26,19 +26,27 @@ export function watch(db, key, opts) {
   /** What the watch last reported: nothing yet, absent, or a version. */
   let seen = /** @type {{etag?: string, absent?: boolean}} */ ({});
   let done = false;
+  /** One poll after another, as an async generator queues its `next()` calls: two made at once get
+   * the current state, then the change after it. */
+  let queue = Promise.resolve();
+  const step = async () => {
+    if (done) return { done: true, value: undefined };
+    try {
+      const change = inspection(key, await run("watch.next", db, { args: { key, interval, ...seen }, signal }));
+      seen = change === null ? { absent: true } : { etag: change.etag };
+      return { done: false, value: change };
+    } catch (e) {
+      done = true;
+      unlink();
+      if (stop.signal.aborted) return { done: true, value: undefined };
+      throw e;
+    }
+  };
   return {
-    async next() {
-      if (done) return { done: true, value: undefined };
-      try {
-        const change = inspection(key, await run("watch.next", db, { args: { key, interval, ...seen }, signal }));
-        seen = change === null ? { absent: true } : { etag: change.etag };
-        return { done: false, value: change };
-      } catch (e) {
-        done = true;
-        unlink();
-        if (stop.signal.aborted) return { done: true, value: undefined };
-        throw e;
-      }
+    next() {
+      const polled = queue.then(step);
+      queue = polled.then(() => {}, () => {});
+      return polled;
     },
     async return() {
       done = true;

@@ -638,6 +638,17 @@ fn lease_view(l: LeaseView) -> Value {
     ])
 }
 
+/// What a callback threw, as the core's error: the JS layer's refusal of its result (a failure
+/// record, `invalidRecord` in `pkg/errors.js`) as an `InvalidArgument`, anything else as the
+/// callback's own error, handed back unchanged.
+fn callback_error(thrown: JsValue) -> Error {
+    let field = |name: &str| js_sys::Reflect::get(&thrown, &name.into()).ok().and_then(|v| v.as_string());
+    match thrown.is_object().then(|| field(crate::errors::MARK)).flatten().as_deref() {
+        Some("INVALID_ARGUMENT") => Error::invalid(field("message").unwrap_or_default()),
+        _ => Error::callback(thrown),
+    }
+}
+
 /// A JS callback as a core transition. The JS layer wraps the caller's function so that it takes
 /// and returns JSON text (`jsonCallback` in `pkg/json.js`): the text itself for a sync callback,
 /// a Promise of it for an async one (only that is awaited). Whatever the callback throws reaches
@@ -646,12 +657,12 @@ fn js_transition(f: Function, what: &'static str) -> Box<Transition<'static>> {
     Box::new(move |value: Value| {
         let returned = f.call1(&JsValue::UNDEFINED, &text(&value).into());
         Box::pin(async move {
-            let returned = returned.map_err(Error::callback)?;
+            let returned = returned.map_err(callback_error)?;
             let out = match returned.as_string() {
                 Some(json) => json,
                 None => fencepost::__private::settled(&returned)
                     .await
-                    .map_err(Error::callback)?
+                    .map_err(callback_error)?
                     .as_string()
                     .unwrap_or_default(),
             };

@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 use fencepost::Error;
 
 /// The property that marks a failure record (`MARK` in `pkg/errors.js`).
-const MARK: &str = "__fencepost";
+pub(crate) const MARK: &str = "__fencepost";
 
 /// The JS value to reject with.
 pub fn to_js(e: Error) -> JsValue {

@@ -125,7 +125,8 @@ export function cases(env) {
     async function callerFrameProbe() {
       const errors = [];
       const calls = [() => w.db.claim("log/reserved", 1), () => w.db.lease("job", { ttl: 30, stealIfExpire: true }),
-        () => w.db.doc("nothing").update((v) => v), async () => (await held.release(), await held.renew())];
+        () => w.db.doc("nothing").update((v) => v), async () => (await held.release(), await held.renew()),
+        () => w.db.doc("made").update(() => 10n, { create: 1 })];
       for (const call of calls) {
         try {
           await call();
@@ -136,7 +137,12 @@ export function cases(env) {
       return errors;
     }
     const errors = await callerFrameProbe();
-    eq(errors.map((e) => e.code), ["INVALID_ARGUMENT", "INVALID_ARGUMENT", "NOT_FOUND", "LEASE_LOST"], "codes");
+    eq(errors.map((e) => e.code), ["INVALID_ARGUMENT", "INVALID_ARGUMENT", "NOT_FOUND", "LEASE_LOST", "INVALID_ARGUMENT"], "codes");
+    // A callback's result that JSON cannot hold is the call's own InvalidArgument, its event too.
+    const events = [];
+    const heard = new lib.Fencepost(w.store, { onEvent: (e) => e.type === "call" && events.push(e.outcome) });
+    await rejects(heard.doc("made").update(() => ({ n: 1n }), { create: 1 }), lib.InvalidArgument, "a BigInt from fn");
+    eq(events, ["INVALID_ARGUMENT"], "the call's outcome");
     for (const e of errors) {
       assert(e instanceof lib.FencepostError, `typed: ${e}`);
       assert(String(e.stack).includes("callerFrameProbe"), `caller's frame in the stack: ${e.stack}`);
@@ -716,6 +722,13 @@ export function cases(env) {
     const after = counted.requestCounts().get;
     await sleep(150);
     eq(counted.requestCounts().get, after, "nothing more after leaving the loop");
+    // Two next() calls made at once queue, as an async generator's do.
+    const both = db.watch("flags", { interval: 0.05 });
+    const [first, second] = [both.next(), both.next()];
+    eq((await first).value, null, "the first of two next() calls made at once: the current state");
+    await db.objects.put("flags", JSON.stringify({ v: 21 }));
+    eq((await second).value?.value, { v: 21 }, "the second: the change after it");
+    await both.return();
     const controller = new AbortController();
     const reason = new Error("shutting down");
     const caught = await (async () => {
