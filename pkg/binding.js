@@ -106,7 +106,7 @@ export async function run(op, target, c = {}) {
   try {
     return decode(await send(op, target, c));
   } catch (e) {
-    throw fromFailure(e);
+    throw fromFailure(e, c.args?.key);
   }
 }
 
@@ -119,7 +119,7 @@ export function runSync(op, target, c = {}) {
   try {
     return decode(send(op, target, c));
   } catch (e) {
-    throw fromFailure(e);
+    throw fromFailure(e, c.args?.key);
   }
 }
 
@@ -132,10 +132,10 @@ export function start(op, target, c) {
   try {
     started = send(op, target, c);
   } catch (e) {
-    throw fromFailure(e);
+    throw fromFailure(e, c.args?.key);
   }
   return Promise.resolve(started).then(decode, (e) => {
-    throw fromFailure(e);
+    throw fromFailure(e, c.args?.key);
   });
 }
 

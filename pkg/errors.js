@@ -222,14 +222,16 @@ export function invalidRecord(message) {
 /**
  * A rejection of the core as the caller should see it: a failure record becomes its error class
  * (constructed here, so the stack runs through the caller); anything else (a callback's own error,
- * an abort reason) is handed back unchanged.
+ * an abort reason) is handed back unchanged. `key`: the call's, for a refusal that has none.
  * @internal
- * @param {any} e
+ * @param {any} e @param {unknown} [key]
  * @returns {unknown}
  */
-export function fromFailure(e) {
+export function fromFailure(e, key = undefined) {
   if (e === null || typeof e !== "object" || !(MARK in e)) return e;
   const { [MARK]: code, message, ...details } = e;
+  // The core refuses arguments without knowing which call's key they came with: the call's own.
+  if (code === InvalidArgument.code && details.key === undefined && typeof key === "string") details.key = key;
   // An abort the core raised on its own (no JS reason to hand back): the platform's AbortError.
   if (code === "ABORTED") return new DOMException(message, "AbortError");
   const C = byCode.get(code) ?? FencepostError;

@@ -198,7 +198,7 @@ export interface CustomStoreImpl {
     { etag: string } | null | Promise<{ etag: string } | null>;
   /** Delete `key` (a missing key is no error); with `ifMatch`, only while its etag is that one: false when it was not. */
   delete(key: string, options: { ifMatch?: string; signal?: AbortSignal }): boolean | Promise<boolean>;
-  /** Keys under `prefix` in ascending order of their UTF-8 bytes (as S3 lists them), after `startAfter`, a page at a time; `cursor` (when a page has one) asks for the next page. */
+  /** Keys under `prefix` in ascending order of their UTF-8 bytes (as S3 lists them), after `startAfter`, a page at a time; `cursor` (when a page has one) asks for the next page. A cursor is a place in the key order, not an offset. */
   list(prefix: string, options: { startAfter?: string; cursor?: string; signal?: AbortSignal }):
     { entries: CustomStoreEntry[]; cursor?: string } | Promise<{ entries: CustomStoreEntry[]; cursor?: string }>;
 }

@@ -1097,6 +1097,8 @@ export function cases(env) {
       await rejects(w.db.lease("job", { ttl }), lib.InvalidArgument, `ttl ${String(ttl)}`);
     }
     await rejects(w.db.lease("job", { ttl: 10, holder: "" }), lib.InvalidArgument, "empty holder");
+    eq((await rejects(w.db.claim("log/x", 1), lib.InvalidArgument, "a reserved key")).key, "log/x", "the refusal carries its key");
+    eq((await rejects(w.db.lease("job", { ttl: 0 }), lib.InvalidArgument, "ttl 0")).key, "job", "so does a refused option's");
     await rejects(w.db.objects.put("k", "x", { ifAbsent: true, ifMatch: "abc" }), lib.InvalidArgument, "ifAbsent + ifMatch");
     await rejects(w.db.doc("d").update(() => 1, { maxAttempts: 0 }), lib.InvalidArgument, "maxAttempts 0");
     eq(w.counts().put, 0, "nothing written (doc.update reads before it calls fn)");
