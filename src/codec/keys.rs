@@ -29,10 +29,11 @@ pub fn reserved_prefix(key: &str) -> Option<&'static str> {
     RESERVED_PREFIXES.into_iter().find(|p| key.starts_with(p))
 }
 
-/// Refuse a key, or a prefix that only lists keys, under a reserved prefix.
-pub fn reserved_check(key: &str, what: &str) -> Result<()> {
-    match reserved_prefix(key) {
-        Some(p) => Err(Error::invalid(format!("{what} {} is under the reserved prefix {}", quoted(key), quoted(p)))),
+/// Refuse `name` (a key, or a prefix that would list only keys) under a reserved prefix; `what`
+/// says which it is in the message.
+pub fn reserved_check(name: &str, what: &str) -> Result<()> {
+    match reserved_prefix(name) {
+        Some(p) => Err(Error::invalid(format!("{what} {} is under the reserved prefix {}", quoted(name), quoted(p)))),
         None => Ok(()),
     }
 }
