@@ -90,17 +90,25 @@ export function fromJson(/** @type {string | null | undefined} */ text) {
  * @param {Function} fn @param {string} what @returns {(text: string) => string | Promise<string>}
  */
 export function jsonCallback(fn, what) {
-  const convert = (/** @type {unknown} */ v) => {
-    try {
-      return toJson(v, what);
-    } catch (e) {
-      throw e instanceof InvalidArgument ? invalidRecord(e.message) : e;
-    }
-  };
+  const convert = (/** @type {unknown} */ v) => callbackJson(v, what);
   return (text) => {
     const out = fn(JSON.parse(text));
     return typeof out?.then === "function" ? Promise.resolve(out).then(convert) : convert(out);
   };
+}
+
+/**
+ * What a callback resolved to, as JSON text for the core; a value JSON cannot hold is refused as
+ * the core's own `InvalidArgument` (`invalidRecord`), so the call ends with it (its event says
+ * `INVALID_ARGUMENT`, the error carries the call's key) rather than with the callback's error.
+ * @param {unknown} v @param {string} what
+ */
+export function callbackJson(v, what) {
+  try {
+    return toJson(v, what);
+  } catch (e) {
+    throw e instanceof InvalidArgument ? invalidRecord(e.message) : e;
+  }
 }
 
 /** @param {string} path @param {string} message @param {unknown} [cause] */

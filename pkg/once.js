@@ -4,7 +4,7 @@
 
 import { InvalidArgument } from "./errors.js";
 import { func, options, string } from "./options.js";
-import { toJson } from "./json.js";
+import { callbackJson } from "./json.js";
 import { underLease } from "./lease.js";
 
 const ONCE_OPTIONS = /** @type {const} */ ({ ttl: "number", wait: "number", holder: "string", every: "number", signal: "signal" });
@@ -24,8 +24,9 @@ export async function once(db, key, fn, opts) {
   func(fn, "once's second argument");
   const o = options(opts, ONCE_OPTIONS, "once options");
   const args = { key, ttl: o.ttl ?? undefined, wait: o.wait ?? undefined, holder: o.holder ?? undefined, every: o.every ?? undefined };
-  // The core records what `fn` resolved to as JSON text (refused here, before anything is written).
-  const use = async (/** @type {unknown} */ _lease, /** @type {AbortSignal} */ signal) => toJson(await fn(signal), "once's result");
+  // The core records what `fn` resolved to as JSON text; a result JSON cannot hold is refused here
+  // as the core's own InvalidArgument, which the core records as the run's failure.
+  const use = async (/** @type {unknown} */ _lease, /** @type {AbortSignal} */ signal) => callbackJson(await fn(signal), "once's result");
   const answer = await underLease(db, "once", { args, signal: o.signal }, use);
   if (answer.status === "done") return { status: "done", value: answer.value, ran: answer.ran };
   if (answer.status === "running") return { status: "running", deadlineAt: new Date(answer.deadlineMs) };

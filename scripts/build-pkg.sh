@@ -56,23 +56,30 @@ node_modules/.bin/wasm-opt --one-caller-inline-max-function-size=25 -Oz --merge-
   pkg/fencepost_bg.wasm -o pkg/fencepost_bg.wasm
 # The functions laid out so that near-copies sit within gzip's window of each other (about 4 KB
 # gzipped; scripts/order-wasm-functions.mjs names them in that order, wasm-opt reorders by name).
-# The heuristic's result moves by a few hundred bytes with any change to the code, so five spans
-# of comparison are tried (about a second each) and the smallest result kept.
+# The heuristic's result moves by several hundred bytes with any change to the code and with the
+# function it starts from, so five spans of comparison and eight starts are tried (about a second
+# each, two at a time) and the smallest result kept (docs/benchmarks.md).
 # Then short names for the wasm's imports, exports and import module, and the glue renamed to match
 # (wasm-bindgen's import names carry a hash each: about 2 KB gzipped). The mapping stays in .run/.
 rm -rf .run/order && mkdir -p .run/order
-best=
-for window in 24576 28672 32768 36864 40960; do
-  node scripts/order-wasm-functions.mjs pkg/fencepost_bg.wasm .run/order/named.wasm "$window"
+lay_out() { # window start: one candidate layout, its gzipped size in .run/order/<window>-<start>.size
+  local c=".run/order/$1-$2"
+  node scripts/order-wasm-functions.mjs pkg/fencepost_bg.wasm "$c.named.wasm" "$1" "$2"
   node_modules/.bin/wasm-opt --reorder-functions-by-name --strip-debug --minify-imports-and-exports-and-modules \
     --enable-bulk-memory --enable-mutable-globals --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-reference-types --enable-multivalue \
-    .run/order/named.wasm -o ".run/order/$window.wasm" > ".run/order/$window.json"
-  size=$(gzip -9 < ".run/order/$window.wasm" | wc -c)
-  if [ -z "$best" ] || [ "$size" -lt "$best_size" ]; then best=$window best_size=$size; fi
+    "$c.named.wasm" -o "$c.wasm" > "$c.json"
+  rm "$c.named.wasm"
+  gzip -9 < "$c.wasm" | wc -c > "$c.size"
+}
+for window in 24576 28672 32768 36864 40960; do
+  for start in 0 2 4 6; do
+    lay_out "$window" "$start" & lay_out "$window" "$((start + 1))" & wait
+  done
 done
-cp ".run/order/$best.wasm" pkg/fencepost_bg.wasm
-cp ".run/order/$best.json" .run/wasm-names.json
+best=$(for f in .run/order/*.size; do echo "$(cat "$f") ${f%.size}"; done | sort -n | head -1 | cut -d' ' -f2)
+cp "$best.wasm" pkg/fencepost_bg.wasm
+cp "$best.json" .run/wasm-names.json
 rm -rf .run/order
 node scripts/minify-glue.mjs .run/wasm-names.json pkg/fencepost.js pkg/fencepost.d.ts
 opt=$(stat -c %s pkg/fencepost_bg.wasm)

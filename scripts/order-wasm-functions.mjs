@@ -9,22 +9,24 @@
 // name, by size or by call count was measured too, and each was larger than the compiler's own
 // order (docs/benchmarks.md).
 //
-// How: greedy. Start from the largest function; then repeatedly place next the function whose
+// How: greedy. Start from the largest function (or the START-th largest); then repeatedly place next the function whose
 // distinct 4-byte sequences are most often found among those of the last 32 KB placed (gzip's
 // window, or another span given), each sequence weighted down by the number of functions it
 // occurs in (sequences in every function, such as common instruction pairs, say little). Deterministic for a given wasm.
 // No library does this for wasm; it is ~100 lines of plain code over the binary format.
 //
-// usage: node scripts/order-wasm-functions.mjs IN.wasm OUT.wasm [WINDOW]   (IN with a name section,
+// usage: node scripts/order-wasm-functions.mjs IN.wasm OUT.wasm [WINDOW [START]]   (IN with a name section,
 // e.g. from `wasm-opt -g`; OUT is IN with its name section replaced by one naming each function by
-// its place; WINDOW, the bytes of placed code compared with, 32768 by default. Run `wasm-opt
-// --reorder-functions-by-name --strip-debug` on OUT.) A heuristic's result moves by a few hundred
-// bytes with any change to the code, so scripts/build-pkg.sh tries several windows and keeps the
-// smallest.
+// its place; WINDOW, the bytes of placed code compared with, 32768 by default; START, which
+// function goes first: 0 the largest, 1 the next largest… Run `wasm-opt
+// --reorder-functions-by-name --strip-debug` on OUT.) A heuristic's result moves by several hundred
+// bytes with any change to the code and with where it starts, so scripts/build-pkg.sh tries
+// several windows and starts and keeps the smallest.
 import { readFileSync, writeFileSync } from "node:fs";
 
 const SHINGLE = 4; // bytes per sequence compared
 const WINDOW = Number(process.argv[4] ?? 32 * 1024); // gzip's (deflate's) window by default
+const START = Number(process.argv[5] ?? 0); // the START-th largest function is placed first
 const COMMON = 1000; // sequences found in more functions than this are ignored (too common to help)
 
 const [input, output] = process.argv.slice(2);
@@ -109,7 +111,7 @@ function greedyOrder(/** @type {Buffer[]} */ bodies) {
   const window = [];
   let windowBytes = 0;
   let next = 0;
-  for (let f = 1; f < count; f++) if (bodies[f].length > bodies[next].length) next = f;
+  next = [...bodies.keys()].sort((a, b) => bodies[b].length - bodies[a].length || a - b)[Math.min(START, count - 1)];
   while (order.length < count) {
     placed[next] = 1;
     order.push(next);

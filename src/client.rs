@@ -293,14 +293,15 @@ impl Fencepost {
     }
 
     /// [`Fencepost::once`] on JSON, the form the bindings call: `f` runs with the run's lease;
-    /// `describe` names a failure of `f` (`(name, message)`) for the recorded `failed`.
+    /// `describe` names a failure of `f` (`(name, message, outcome)`) for the recorded `failed` and
+    /// the call's event.
     #[doc(hidden)]
     pub async fn once_value<E, F>(
         &self,
         key: &str,
         options: &OnceOptions,
         f: F,
-        describe: impl Fn(&E) -> (String, String) + crate::base::sync::MaybeSync,
+        describe: impl Fn(&E) -> (String, String, &'static str) + crate::base::sync::MaybeSync,
     ) -> std::result::Result<Once, E>
     where
         F: AsyncFnOnce(&Lease) -> std::result::Result<Value, E>,

@@ -92,13 +92,14 @@ const STATUS: &str = "status";
 const ATTEMPT: &str = "attempt";
 
 /// `once` on JSON values: `f` runs with the run's lease and gives the result as JSON; `describe`
-/// names a failure of `f` (`(name, message)`) for the `failed` record.
+/// names a failure of `f` for the `failed` record and the call's event (`(name, message,
+/// outcome)`: the outcome an error code).
 pub(crate) async fn once<E, F>(
     objects: &Objects,
     key: &str,
     options: &OnceOptions,
     f: F,
-    describe: impl Fn(&E) -> (String, String) + crate::base::sync::MaybeSync,
+    describe: impl Fn(&E) -> (String, String, &'static str) + crate::base::sync::MaybeSync,
 ) -> std::result::Result<Once, E>
 where
     F: AsyncFnOnce(&Lease) -> std::result::Result<Value, E>,
@@ -115,7 +116,7 @@ async fn run<E, F>(
     key: &str,
     options: &OnceOptions,
     f: F,
-    describe: impl Fn(&E) -> (String, String) + crate::base::sync::MaybeSync,
+    describe: impl Fn(&E) -> (String, String, &'static str) + crate::base::sync::MaybeSync,
 ) -> (std::result::Result<Once, E>, &'static str)
 where
     F: AsyncFnOnce(&Lease) -> std::result::Result<Value, E>,
@@ -159,7 +160,7 @@ where
         Some(match outcome {
             Ok(value) => record_of("done", n, Some(("value", value.clone()))),
             Err(e) => {
-                let (name, message) = describe(e);
+                let (name, message, _) = describe(e);
                 let mut error = Map::new();
                 error.insert("name".to_owned(), name.into());
                 error.insert("message".to_owned(), message.into());
@@ -168,6 +169,12 @@ where
         })
     };
     let (ran, outcome) = with_lease::hold(objects, lease, options.keep_alive_every, f, &finish).await;
+    // `hold` cannot look into `f`'s error type; `describe` can (a result the binding refused as
+    // JSON is an `InvalidArgument`, not the callback's own error).
+    let outcome = match &ran {
+        Err(e) if outcome == "CALLBACK" => describe(e).2,
+        _ => outcome,
+    };
     (ran.map(|value| Once::Done { value, ran: true }), outcome)
 }
 
@@ -210,7 +217,7 @@ where
         let value = f(lease.ended().clone()).await?;
         json::to_json(&value, "once's result", key).map_err(E::from)
     };
-    let describe = |e: &E| (type_name::<E>(), e.to_string());
+    let describe = |e: &E| (type_name::<E>(), e.to_string(), "CALLBACK");
     match once(objects, key, options, run, describe).await? {
         Once::Done { value, ran } => Ok(Once::Done { value: json::from_json(value, "once's result", key)?, ran }),
         Once::Running { deadline_at } => Ok(Once::Running { deadline_at }),

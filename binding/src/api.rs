@@ -478,7 +478,7 @@ fn live_work(body: Function, result: Option<&'static str>) -> impl AsyncFnOnce(&
             Ok(returned) => fencepost::__private::settled(&returned).await,
             Err(e) => Err(e),
         };
-        let value = settled.map_err(Error::callback)?;
+        let value = settled.map_err(callback_error)?;
         match result {
             Some(what) => js_json(&value.as_string().unwrap_or_default(), what),
             None => Ok(Value::Null),
@@ -486,11 +486,12 @@ fn live_work(body: Function, result: Option<&'static str>) -> impl AsyncFnOnce(&
     }
 }
 
-/// How `once` records a failure of its function: a JS error's `name` and `message`.
-fn describe_failure(e: &Error) -> (String, String) {
-    let read =
-        |value: &JsValue, field: &str| js_sys::Reflect::get(value, &field.into()).ok().and_then(|v| v.as_string());
-    match e {
+/// How `once` records a failure of its function: a JS error's `name` and `message`; a result the
+/// JS layer refused as JSON is recorded as the `InvalidArgument` the caller gets. The third field
+/// is the call's outcome: the error's code.
+fn describe_failure(e: &Error) -> (String, String, &'static str) {
+    let read = |value: &JsValue, field: &str| Settings { object: value, store: "" }.text(field);
+    let (name, message) = match e {
         Error::Callback(payload) => match payload.downcast_ref::<JsValue>() {
             Some(js) if js.is_object() => {
                 (read(js, "name").unwrap_or_else(|| "Error".into()), read(js, "message").unwrap_or_default())
@@ -498,8 +499,10 @@ fn describe_failure(e: &Error) -> (String, String) {
             Some(js) => ("Error".into(), js.as_string().unwrap_or_else(|| "a non-Error value was thrown".into())),
             None => ("Error".into(), e.to_string()),
         },
+        Error::InvalidArgument(message) => ("InvalidArgument".into(), message.clone()),
         other => (other.code().into(), other.to_string()),
-    }
+    };
+    (name, message, e.code())
 }
 
 /// The semaphore a call names (`{key, limit, ttl}`).
@@ -642,7 +645,7 @@ fn lease_view(l: LeaseView) -> Value {
 /// record, `invalidRecord` in `pkg/errors.js`) as an `InvalidArgument`, anything else as the
 /// callback's own error, handed back unchanged.
 fn callback_error(thrown: JsValue) -> Error {
-    let field = |name: &str| js_sys::Reflect::get(&thrown, &name.into()).ok().and_then(|v| v.as_string());
+    let field = |name: &str| Settings { object: &thrown, store: "" }.text(name);
     match thrown.is_object().then(|| field(crate::errors::MARK)).flatten().as_deref() {
         Some("INVALID_ARGUMENT") => Error::invalid(field("message").unwrap_or_default()),
         _ => Error::callback(thrown),

@@ -594,9 +594,15 @@ export function cases(env) {
     eq(await record(w, "job"), { status: "failed", attempt: 1, error: { name: "TypeError", message: "disk full" } }, "recorded");
     eq(await w.db.once("job", async () => 2), { status: "done", value: 2, ran: true }, "run again");
     eq((await record(w, "job")).attempt, 2, "attempt 2");
-    await rejects(w.db.once("bad", () => 10n), lib.InvalidArgument, "a BigInt result");
+    const outcomes = [];
+    const heard = new lib.Fencepost(w.store, { ...w.options, onEvent: (e) => e.type === "call" && outcomes.push(e.outcome) });
+    const refused = await heard.once("bad", () => 10n).catch((e) => e);
+    assert(refused instanceof lib.InvalidArgument, `a BigInt result: ${refused}`);
+    eq([refused.key, outcomes], ["bad", ["INVALID_ARGUMENT"]], "the call's key and event say so");
+    assert(refused.message.includes("BigInt"), `says why: ${refused.message}`);
     const bad = await record(w, "bad");
     eq([bad.status, bad.error.name], ["failed", "InvalidArgument"], "recorded as a failure");
+    assert(bad.error.message.includes("BigInt") && !bad.error.message.startsWith("invalid argument"), `recorded message: ${bad.error.message}`);
   });
 
   test("once: a runner killed mid-run leaves running; it is re-run after its ttl", async () => {
