@@ -490,6 +490,12 @@ export function cases(env) {
     if (store.kind === "memory") assert(read.ok, `the memory store answers 304: ${read.detail}`);
     const left = await new lib.Fencepost(store).objects.list("__fencepost_check/");
     eq(left, [], "what it wrote is deleted");
+    if (!env.testing) return;
+    // A store whose listing fails (one of the things checked) is still left clean.
+    const faulty = env.testing.faultStore(store);
+    faulty.inject({ status: 403, code: "AccessDenied" }, { op: "list", times: 5 });
+    await rejects(lib.checkStore(faulty), lib.StorageError, "a refused listing");
+    eq(await new lib.Fencepost(store).objects.list("__fencepost_check/"), [], "nothing left behind after a failed check");
   });
 
   test("operate: LeaseLost.reason says why — released, stolen, deleted", async () => {
