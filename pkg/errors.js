@@ -37,10 +37,11 @@ export class FencepostError extends Error {
 }
 
 /**
- * Why a lease's period ended: `"released"` (through one of its handles), `"expired"` (the deadline
- * passed before a renewal landed; `cause`: the last storage error), `"stolen"` (another epoch or
- * holder is recorded — taken over, broken, released by another handle — or the handle gave up under
- * a stream of cooperative writes), `"deleted"` (the lease document is gone).
+ * Why a lease's period ended: `"released"` (through one of its handles: this one, or another on the
+ * same period such as an `attachLease` handle), `"expired"` (the deadline passed before a renewal
+ * landed; `cause`: the last storage error), `"stolen"` (another epoch or holder is recorded — taken
+ * over, broken — or the handle gave up under a stream of cooperative writes), `"deleted"` (the lease
+ * document is gone).
  * @typedef {"released" | "expired" | "stolen" | "deleted"} LostReason
  */
 

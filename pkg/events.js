@@ -1,7 +1,7 @@
 // Events (`new Fencepost(store, {onEvent})`): the core reports each request, each call's end and
 // each lease transition as an array; here it becomes the plain object the handler receives. The
-// handler runs synchronously inside the call, so whatever it throws is caught and dropped: an
-// event handler never changes a call's outcome.
+// handler runs synchronously inside the call, so whatever it throws (or, async, rejects with) is
+// caught and dropped: an event handler never changes a call's outcome.
 
 /**
  * @typedef {{type: "request", op: "get" | "put" | "delete" | "list", key: string, status: number | null,
@@ -21,9 +21,13 @@
 export function listener(handler) {
   return (json) => {
     try {
-      handler(JSON.parse(json));
+      const returned = /** @type {unknown} */ (handler(JSON.parse(json)));
+      // An async handler's rejection too: left unhandled, it would end a Node process.
+      if (typeof (/** @type {any} */ (returned)?.then) === "function") Promise.resolve(returned).catch(ignore);
     } catch {
       // A failing handler is the application's bug to find in its own logs, not a failed call.
     }
   };
 }
+
+function ignore() {}

@@ -145,6 +145,9 @@ export async function underLease(db, op, c, use) {
   };
   try {
     return (await run(op, db, { ...c, callbacks: { ...c.callbacks, fn: body } })).json;
+  } catch (e) {
+    // A lost lease rejects with the handle's own error for it, the one its `signal.reason` is.
+    throw e instanceof LeaseLost && lease !== undefined && e.key === lease.key ? lease[DETACH](e) : e;
   } finally {
     // The call is over: the core's entry for the lease goes, the handle keeps its last snapshot.
     lease?.[DETACH]();
@@ -260,24 +263,39 @@ export class Lease {
     run("lease.whenEnded", this.#db, { args: { live } }).then((r) => this.#learn(r), () => {});
   }
 
-  /** The core's live entry goes: the handle keeps the period's last snapshot (and its end). */
-  [DETACH]() {
+  /**
+   * The core's live entry goes: the handle keeps the period's last snapshot (and its end). With
+   * `lost`, the `LeaseLost` the held call rejected with: returns the handle's own error for the
+   * period's end (that one, unless the handle knew of the end before), which `signal` carries, so
+   * the call rejects with the very object `signal.reason` is.
+   * @param {LeaseLost} [lost]
+   */
+  [DETACH](lost = undefined) {
     const live = this.#live;
-    if (live === undefined) return;
-    const r = runSync("lease.detach", this.#db, { args: { live } });
-    // Off the entry before taking in what it says: a period that ended aborts `signal` then, and
-    // its listeners read the handle's fields from the snapshot, not from the entry now gone.
-    this.#live = undefined;
-    this.#learn(r);
+    if (live !== undefined) {
+      const r = runSync("lease.detach", this.#db, { args: { live } });
+      // Off the entry before taking in what it says: a period that ended aborts `signal` then, and
+      // its listeners read the handle's fields from the snapshot, not from the entry now gone.
+      this.#live = undefined;
+      this.#learn(r, lost);
+    } else if (lost !== undefined) {
+      this.#end(lost);
+    }
+    return lost === undefined ? undefined : (this.#ended = lostError(this.#ended));
   }
 
-  /** Take in what a call learnt: the snapshot after it, and whether the period ended. @param {import("./binding.js").Reply} r */
-  #learn(r) {
+  /**
+   * Take in what a call learnt: the snapshot after it, and whether the period ended (`lost`: the
+   * `LeaseLost` the call is about to throw, the end's reason when it is the first the handle hears of).
+   * @param {import("./binding.js").Reply} r @param {LeaseLost} [lost]
+   */
+  #learn(r, lost = undefined) {
     if (r.lease !== undefined) {
       this.#text = r.lease;
       this.#parsed = undefined;
     }
-    if (r.ended !== undefined) this.#end(r.ended);
+    const ended = lost ?? r.ended;
+    if (ended !== undefined) this.#end(ended);
   }
 
   /** The period is over (the first reason wins): abort `signal` if anyone asked for it. @param {unknown} why */
@@ -303,12 +321,12 @@ export class Lease {
     const live = this.#live;
     const where = live !== undefined ? { args: { ...c.args, live } } : { raw: { ...c.raw, lease: this.#snapshotText() } };
     const r = await run(`lease.${op}`, this.#db, { ...c, ...where });
-    this.#learn(r);
-    if (r.failure !== undefined) {
-      const e = fromFailure(r.failure);
-      if (e instanceof LeaseLost) this.#end(e);
-      throw e;
-    }
+    const e = r.failure === undefined ? undefined : fromFailure(r.failure);
+    const lost = e instanceof LeaseLost ? e : undefined;
+    this.#learn(r, lost);
+    // A lost period: the handle's own error for it, the one `signal.reason` is.
+    if (lost !== undefined) throw (this.#ended = lostError(this.#ended));
+    if (e !== undefined) throw e;
     return r.json;
   }
 

@@ -35,6 +35,8 @@ pub struct Counter {
 
 impl Counter {
     pub(crate) fn new(objects: &Objects, key: &str, shards: u32) -> Result<Counter> {
+        // The counter's own key too: "" would make shards at "/0", "/1"… that pass as keys.
+        objects.check_key(key)?;
         if !(1..=MAX_SHARDS).contains(&shards) {
             return Err(Error::invalid(format!("shards must be an integer between 1 and {MAX_SHARDS}")));
         }

@@ -363,7 +363,7 @@ pub fn store(recipe: &JsValue) -> Result<Store> {
             let name = if kind == "r2" { "R2" } else { "custom store" };
             let timeout = r.number("timeout").unwrap_or(DEFAULT_TIMEOUT);
             let js = JsStore::from_js(r.field("host"), name, Shared::new(SystemClock), timeout)?;
-            let js = if kind == "custom" { js.with_unique_etags() } else { js };
+            let js = if kind == "custom" { js.with_custom_contract() } else { js };
             prefixed(Shared::new(js), &r.text("prefix").unwrap_or_default())
         }
         _ => Err(bad_recipe()),

@@ -31,7 +31,9 @@ export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfN
       const current = objects.get(key);
       if (!ignoreIfNoneMatch && ifNoneMatch === "*" && current) return null;
       if (!ignoreIfMatch && ifMatch !== undefined && current?.etag !== ifMatch) return null;
-      const etag = `v${++version}`;
+      // Quoted as an HTTP ETag header is: a store built over an HTTP API hands these out, and gets
+      // them back exactly so.
+      const etag = `"v${++version}"`;
       objects.set(key, { data: data.slice(), etag, meta: loseMeta ? {} : { ...meta }, lastModified: Date.now() });
       return { etag };
     },

@@ -52,13 +52,13 @@ pub type CallbackValue = Shared<dyn Any>;
 /// Why a lease's ownership period ended for its holder (`LeaseLost.reason` in JS).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LostReason {
-    /// Released through one of the period's handles (or the handle ended by its holder).
+    /// Released through one of the period's handles: this one, or another on the same period (an
+    /// `attach_lease` handle, a clone) whose release this handle learnt of.
     Released,
     /// The deadline passed before a renewal landed (keep-alive gives up just before it).
     Expired,
-    /// Another epoch or holder is recorded: taken over after expiry, broken (`breakLease`), or
-    /// released by another handle on the period; also a handle that gave up under a stream of
-    /// cooperative writes.
+    /// Another epoch or holder is recorded: taken over after expiry, or broken (`breakLease`);
+    /// also a handle that gave up under a stream of cooperative writes.
     Stolen,
     /// The lease document is gone.
     Deleted,

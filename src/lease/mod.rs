@@ -570,8 +570,15 @@ impl<T> Lease<T> {
             ));
         }
         if doc.holder.as_deref() != Some(period.holder.as_str()) && !absorb {
-            let why = if doc.holder.is_none() { "the lease was released" } else { "another holder took the lease" };
-            return Err(Error::lease_lost(&period.key, LostReason::Stolen, why));
+            // The same epoch with no holder: the period was released, through another of its handles.
+            return Err(match doc.holder {
+                None => Error::lease_lost(
+                    &period.key,
+                    LostReason::Released,
+                    "the lease was released through another handle",
+                ),
+                Some(_) => Error::lease_lost(&period.key, LostReason::Stolen, "another holder took the lease"),
+            });
         }
         let mut v = period.view.lock();
         v.etag = Some(etag);

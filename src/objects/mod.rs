@@ -296,8 +296,8 @@ impl Objects {
         self.check_key(key)?;
         Ok(match precondition {
             Precondition::IfMatch(etag) => {
-                let etag = normalize_etag(&etag);
-                if etag.is_empty() || etag == "*" || etag.contains('"') {
+                let etag = self.given_etag(&etag);
+                if etag.is_empty() || etag == "*" || (etag.contains('"') && !self.store.opaque_etags()) {
                     return Err(Error::invalid(format!(
                         "ifMatch must be an etag from this store, not {}",
                         quoted(&etag)
@@ -401,7 +401,7 @@ impl Objects {
         // A hard cap on polls as well, so a clock that does not advance cannot make this loop
         // forever (one GET per poll; t = 0, poll, 2·poll, … timeout).
         let max_polls = (options.timeout / poll).ceil().min(1e6) as u64 + 1;
-        let changed_from = options.changed_from.as_deref().map(normalize_etag);
+        let changed_from = options.changed_from.as_deref().map(|etag| self.given_etag(etag));
         for _ in 0..max_polls {
             if let Some(obj) = self.read(key).await? {
                 if changed_from.as_deref() != Some(obj.etag.as_str()) {
@@ -417,6 +417,12 @@ impl Objects {
         Err(Error::Timeout { key: key.to_owned(), seconds: options.timeout })
     }
 
+    /// An etag a caller handed in, as the store compares it: an HTTP `ETag` value's quotes and
+    /// weak marker dropped, except where the etags are the store's own opaque tokens.
+    fn given_etag(&self, etag: &str) -> String {
+        if self.store.opaque_etags() { etag.to_owned() } else { normalize_etag(etag) }
+    }
+
     // ---- the paths layer 1 uses (keys already validated) ----
 
     pub(crate) async fn read(&self, key: &str) -> Result<Option<StoredObject>> {
@@ -426,7 +432,7 @@ impl Objects {
     /// [`Objects::get_if_changed`] for layer 1. An answer with the very etag asked about (a server
     /// that ignored the condition) is "not modified" too, so every store answers alike.
     pub(crate) async fn read_if_changed(&self, key: &str, etag: &str) -> Result<IfChanged> {
-        let etag = normalize_etag(etag);
+        let etag = self.given_etag(etag);
         Ok(
             match self.retrying(Request::GetIfChanged { key, etag: &etag }, Abandon::OnCancel).await?.into_if_changed()
             {

@@ -143,6 +143,10 @@ impl<T: Tally + 'static> ObjectStore for CountingStore<T> {
         self.inner.unique_etags()
     }
 
+    fn opaque_etags(&self) -> bool {
+        self.inner.opaque_etags()
+    }
+
     async fn put(
         &self,
         key: &str,

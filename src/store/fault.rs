@@ -383,6 +383,10 @@ impl ObjectStore for FaultStore {
         self.state.inner.unique_etags()
     }
 
+    fn opaque_etags(&self) -> bool {
+        self.state.inner.opaque_etags()
+    }
+
     async fn put(
         &self,
         key: &str,
@@ -401,7 +405,12 @@ impl ObjectStore for FaultStore {
                 *self.state.late_put.lock() = Some((key.to_owned(), body.to_vec(), precondition.clone(), meta.clone()));
                 Err(StoreError::transport("injected: timed out while the request is still on its way"))
             }
-            fault => Ok(self.apply(fault, Request::Put { key, body, precondition, meta }).await?.into_put()),
+            fault => match self.apply(fault, Request::Put { key, body, precondition, meta }).await {
+                Err(e) if *precondition != Precondition::None && lost_condition(&e) => {
+                    Ok(PutOutcome::PreconditionFailed)
+                }
+                answer => Ok(answer?.into_put()),
+            },
         }
     }
 
@@ -410,7 +419,10 @@ impl ObjectStore for FaultStore {
     }
 
     async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
-        Ok(self.run(Request::DeleteIfMatch { key, etag }).await?.into_deleted())
+        match self.run(Request::DeleteIfMatch { key, etag }).await {
+            Err(e) if lost_condition(&e) => Ok(false),
+            answer => Ok(answer?.into_deleted()),
+        }
     }
 
     fn conditional_delete(&self) -> bool {
@@ -427,5 +439,16 @@ impl ObjectStore for FaultStore {
 
     fn server_time(&self) -> Option<crate::time::Timestamp> {
         self.state.inner.server_time()
+    }
+}
+
+/// An injected status that a conditional request's store answers for a condition that did not
+/// hold, read as the S3 store reads a real one: 412, or 404 (AWS's answer to `If-Match` on a
+/// missing key; not a missing bucket). The request lost; it did not fail.
+fn lost_condition(e: &StoreError) -> bool {
+    match e.status {
+        Some(412) => true,
+        Some(404) => e.code.as_deref() != Some("NoSuchBucket"),
+        _ => false,
     }
 }

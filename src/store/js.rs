@@ -30,8 +30,9 @@ pub struct JsStore {
     name: String,
     clock: Shared<dyn Clock>,
     timeout: f64,
-    /// See [`ObjectStore::unique_etags`]: what the host's contract promises.
-    unique_etags: bool,
+    /// A custom store's contract: its etags are unique per write ([`ObjectStore::unique_etags`])
+    /// and its own opaque tokens ([`ObjectStore::opaque_etags`]).
+    custom: bool,
 }
 
 impl JsStore {
@@ -43,13 +44,14 @@ impl JsStore {
             return Err(Error::invalid("a store needs get, put, delete and list methods"));
         }
         super::validate_timeout(name, timeout)?;
-        Ok(JsStore { host: host.unchecked_into(), name: name.to_owned(), clock, timeout, unique_etags: false })
+        Ok(JsStore { host: host.unchecked_into(), name: name.to_owned(), clock, timeout, custom: false })
     }
 
-    /// A host whose etags change with every write and never come back (a custom store's contract;
-    /// not the R2 binding's, whose etag is the body's MD5).
-    pub fn with_unique_etags(self) -> Self {
-        JsStore { unique_etags: true, ..self }
+    /// A host under a custom store's contract: its etags change with every write, never come
+    /// back, and are compared exactly as it handed them out (not the R2 binding's, whose etag is
+    /// the body's MD5, bare, and which takes an HTTP `ETag` value's quotes off).
+    pub fn with_custom_contract(self) -> Self {
+        JsStore { custom: true, ..self }
     }
 
     /// One attempt: what a call made with `guard`'s signal returned, awaited racing the timeout;
@@ -165,7 +167,11 @@ impl ObjectStore for JsStore {
     }
 
     fn unique_etags(&self) -> bool {
-        self.unique_etags
+        self.custom
+    }
+
+    fn opaque_etags(&self) -> bool {
+        self.custom
     }
 
     async fn put(

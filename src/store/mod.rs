@@ -334,6 +334,12 @@ pub trait ObjectStore: MaybeSend + MaybeSync {
     fn unique_etags(&self) -> bool {
         false
     }
+    /// Whether the store's etags are its own opaque tokens, compared as given (a custom store's
+    /// contract: it gets back exactly the etag it handed out). Otherwise an etag a caller hands in
+    /// may be an HTTP `ETag` value, its quotes and weak marker dropped before use.
+    fn opaque_etags(&self) -> bool {
+        false
+    }
     /// One page of the objects under `prefix`: the first (after the key `start_after`, if given)
     /// when `cursor` is `None`, else the one after the page whose [`ListPage::next`] it is. The
     /// loop over pages is written once (`collect_keys`).

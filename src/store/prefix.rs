@@ -61,6 +61,10 @@ impl ObjectStore for PrefixStore {
         self.inner.unique_etags()
     }
 
+    fn opaque_etags(&self) -> bool {
+        self.inner.opaque_etags()
+    }
+
     async fn put(
         &self,
         key: &str,

@@ -58,7 +58,9 @@ function world(env, start = Date.UTC(2026, 0, 1)) {
     const o = await raw.get(key);
     return o && new TextDecoder().decode(o.data);
   };
-  return { lib, db, peer, clock, counts, req, raw, text, store, options, advance: (s) => (clock.t += s * 1000) };
+  // A custom store's etags are its own opaque tokens, handed back and compared verbatim.
+  const opaqueEtags = base.kind === "custom";
+  return { lib, db, peer, clock, counts, req, raw, text, store, options, opaqueEtags, advance: (s) => (clock.t += s * 1000) };
 }
 
 export function cases(env) {
@@ -399,6 +401,18 @@ export function cases(env) {
     eq((await throwing.claim("cron/2", 2)).won, true, "the call succeeds");
     eq((await throwing.doc("d").update((n) => n + 1)), 2, "and the next");
     assert(calls >= 4, `the handler was called (${calls})`);
+    // An async handler's rejection is dropped too: left unhandled, it would end a Node process.
+    const rejected = [];
+    const onRejected = (/** @type {any} */ e) => rejected.push(e);
+    globalThis.process?.on?.("unhandledRejection", onRejected);
+    try {
+      const asyncThrowing = new lib.Fencepost(w.store, { ...w.options, onEvent: async () => { throw new Error("async handler bug"); } });
+      eq((await asyncThrowing.claim("cron/3", 3)).won, true, "the call succeeds");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      globalThis.process?.off?.("unhandledRejection", onRejected);
+    }
+    eq(rejected.length, 0, "no unhandled rejection");
     await rejects(Promise.resolve().then(() => new lib.Fencepost(w.store, { onEvent: "log" })), lib.InvalidArgument, "onEvent must be a function");
   });
 
@@ -413,7 +427,7 @@ export function cases(env) {
     eq(w.counts(), w.req(0, 0, 0, 3), "one list request per page");
     eq(seen.map((e) => e.key), keys, "every key under the prefix, in key order");
     const first = seen[0];
-    eq([first.size, typeof first.etag, first.etag.includes('"')], [10, "string", false], "size and a bare etag");
+    eq([first.size, typeof first.etag, first.etag.includes('"')], [10, "string", w.opaqueEtags], "size and a bare etag (a custom store's own, verbatim)");
     eq(first.etag, (await w.raw.get(first.key)).etag, "the etag get() gives");
     assert(first.lastModified instanceof Date && Math.abs(Date.now() - first.lastModified.getTime()) < 86_400_000, `lastModified: ${first.lastModified}`);
     const tail = [];
@@ -507,11 +521,28 @@ export function cases(env) {
     const b = await w.db.lease("b", { ttl: 30 });
     w.advance(31);
     await w.peer().lease("b", { ttl: 30 });
-    eq((await rejects(b.renew(), lib.LeaseLost, "after a steal")).reason, "stolen", "stolen");
+    const stolen = await rejects(b.renew(), lib.LeaseLost, "after a steal");
+    eq(stolen.reason, "stolen", "stolen");
+    assert(b.signal.reason === stolen, "signal.reason is the very error the call rejected with");
     const c = await w.db.lease("c", { ttl: 30 });
     await w.raw.delete("c");
     eq((await rejects(c.renew(), lib.LeaseLost, "after a delete")).reason, "deleted", "deleted");
     eq(new lib.LeaseLost("by hand").reason, "stolen", "one made by hand: not ours any more");
+    // Two handles on one period: released through one, the other learns it was released.
+    const first = await w.db.lease("d", { ttl: 30, holder: "h" });
+    const second = await w.db.attachLease("d", { holder: "h", ttl: 30 });
+    await second.release();
+    const released = await rejects(first.renew(), lib.LeaseLost, "released through the other handle");
+    eq(released.reason, "released", "released, not stolen: nobody else holds it");
+    assert(first.signal.reason === released, "the same error on the signal");
+    // withLease's rejection for a lost lease is its handle's signal.reason too.
+    let held;
+    const lost = await rejects(w.db.withLease("e", { ttl: 30 }, async (lease) => {
+      held = lease;
+      await w.raw.delete("e");
+      await lease.renew().catch(() => {});
+    }), lib.LeaseLost, "lost while held");
+    assert(held.signal.reason === lost, `withLease rejects with the handle's signal.reason: ${lost.reason}`);
   });
 
   // ------------------------------------------------------------------ cost and scale
@@ -791,6 +822,7 @@ export function cases(env) {
       await rejects(Promise.resolve().then(() => w.db.counter("m", { shards }).value()), lib.InvalidArgument, `${shards} shards`);
     }
     await rejects(Promise.resolve().then(() => w.db.counter("m", { shard: 2 })), lib.InvalidArgument, "option names checked");
+    await rejects(w.db.counter("").add(1), lib.InvalidArgument, "the counter's own key is checked (not only its shards')");
   });
 
   // ------------------------------------------------------------------ store conformance
@@ -847,6 +879,19 @@ export function cases(env) {
       eq((await d.get()).value, written, "what update resolved to is what is stored");
       t.store.inject("conflict", { op: "put", key: "claims/" });
       eq((await t.db.claim("claims/x", 1)).won, false, "a claim loses to the competing write");
+    });
+
+    test("testing: an injected 412 or 404 on a conditional write is a condition that did not hold, as S3's answer is", async () => {
+      const store = faultStore(env.makeStore());
+      const o = new lib.Fencepost(store).objects;
+      store.inject({ status: 412 }, { op: "put" });
+      eq(await o.put("new", "v", { ifAbsent: true }), null, "412 on a create-only put: lost");
+      const { etag } = await o.put("k", "v");
+      store.inject({ status: 404 }, { op: "put" });
+      eq(await o.put("k", "v2", { ifMatch: etag }), null, "404 on If-Match: lost");
+      store.inject({ status: 412 }, { op: "put" });
+      await rejects(o.put("k", "v3"), lib.StorageError, "412 to a plain put is a failure");
+      eq(new TextDecoder().decode((await o.get("k")).data), "v", "nothing written");
     });
 
     test("testing: limitWrites({perKey}) answers 429 past the limit per key per second; a sharded counter gets past it; null lifts it", async () => {
@@ -1379,8 +1424,13 @@ export function cases(env) {
     eq([new TextDecoder().decode(got.data), got.etag], ["one", a.etag], "get");
     const b = await o.put("k", new Uint8Array([1, 2, 3]), { ifMatch: a.etag });
     assert(b.etag !== a.etag, "new etag");
-    const c = await o.put("k", "quoted", { ifMatch: `"${b.etag}"` });
-    assert(c !== null, "an HTTP-style quoted etag names the same version");
+    if (w.opaqueEtags) {
+      // A custom store's etags are compared as it handed them out (here quoted, as HTTP's are).
+      eq(await o.put("k", "quoted", { ifMatch: `"${b.etag}"` }), null, "a custom store's etag is not unquoted or requoted");
+      eq((await o.get("k", { ifNoneMatch: b.etag })).notModified, true, "a conditional read on its etag as given");
+    }
+    const c = await o.put("k", "quoted", { ifMatch: w.opaqueEtags ? b.etag : `"${b.etag}"` });
+    assert(c !== null, "an HTTP-style quoted etag names the same version (a custom store's: as it gave it)");
     for (const bad of ["*", ""]) await rejects(o.put("k", "x", { ifMatch: bad }), lib.InvalidArgument, `ifMatch ${JSON.stringify(bad)}`);
     await o.delete("k");
     await o.delete("k");
