@@ -11,6 +11,7 @@
 
 import { core, initWasm, isReady } from "./runtime.js";
 import { fromFailure } from "./errors.js";
+import { callEventsHeard, refused } from "./events.js";
 
 export { isReady };
 
@@ -103,12 +104,25 @@ function decode(/** @type {any} */ r) {
  */
 export async function run(op, target, c = {}) {
   if (!isReady()) await initWasm();
+  const heard = callEventsHeard();
+  /** @type {unknown} */
+  let sent;
   try {
-    return decode(await send(op, target, c));
+    sent = send(op, target, c);
+  } catch (e) {
+    const error = fromFailure(e, c.args?.key);
+    // Refused synchronously with no call event: the binding refused it before the core's API did.
+    throw callEventsHeard() === heard ? refused(/** @type {any} */ (target), METHODS[op] ?? op, c.args?.key, error) : error;
+  }
+  try {
+    return decode(await sent);
   } catch (e) {
     throw fromFailure(e, c.args?.key);
   }
 }
+
+/** The API method a core op reports its call events under, where the two names differ. @type {Record<string, string>} */
+const METHODS = { "objects.entriesPage": "objects.entries", "watch.next": "watch" };
 
 /**
  * A core call that answers at once (settings checks, counts, a manual clock), its failure record

@@ -3,6 +3,7 @@
 import { SIGNAL_ONLY, options, string } from "./options.js";
 import { toJson } from "./json.js";
 import { run } from "./binding.js";
+import { checked } from "./events.js";
 
 /**
  * `{won, key, value, etag}`.
@@ -10,8 +11,10 @@ import { run } from "./binding.js";
  * @returns {Promise<{won: boolean, key: string, value: any, etag: string}>}
  */
 export async function claim(db, key, value, opts) {
-  string(key, "key");
-  const { signal } = options(opts, SIGNAL_ONLY, "claim options");
-  const raw = { value: toJson(value, "value") };
-  return (await run("claim", db, { args: { key }, raw, signal })).json;
+  const c = checked(db, "claim", key, () => {
+    string(key, "key");
+    const { signal } = options(opts, SIGNAL_ONLY, "claim options");
+    return { args: { key }, raw: { value: toJson(value, "value") }, signal };
+  });
+  return (await run("claim", db, c)).json;
 }

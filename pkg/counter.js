@@ -4,6 +4,7 @@
 import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, finite, options, string } from "./options.js";
 import { run } from "./binding.js";
+import { checked } from "./events.js";
 
 /**
  * `db.counter(key, {shards})`: the handle (plain data: no request, nothing held).
@@ -31,14 +32,16 @@ export class Counter {
 
   /** Add `n` (default 1; a whole number, negative to subtract) to one shard chosen at random. */
   async add(/** @type {number} */ n = 1, /** @type {any} */ opts) {
-    finite(n, "counter.add's n");
-    const { signal } = options(opts, SIGNAL_ONLY, "add options");
+    const { signal } = checked(this.#db, "counter.add", this.key, () => {
+      finite(n, "counter.add's n");
+      return options(opts, SIGNAL_ONLY, "add options");
+    });
     await run("counter.add", this.#db, { args: { key: this.key, shards: this.#shards, n }, signal });
   }
 
   /** The sum of every shard (one read each, together). */
   async value(/** @type {any} */ opts) {
-    const { signal } = options(opts, SIGNAL_ONLY, "value options");
+    const { signal } = checked(this.#db, "counter.value", this.key, () => options(opts, SIGNAL_ONLY, "value options"));
     return /** @type {number} */ ((await run("counter.value", this.#db, { args: { key: this.key, shards: this.#shards }, signal })).json);
   }
 }

@@ -5,6 +5,7 @@ import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, func, options, string } from "./options.js";
 import { jsonCallback, toJson } from "./json.js";
 import { isReady, run, runSync } from "./binding.js";
+import { checked } from "./events.js";
 
 const UPDATE_OPTIONS = /** @type {const} */ ({ create: "any", maxAttempts: "number", fresh: "boolean", signal: "signal" });
 
@@ -38,7 +39,7 @@ export class Doc {
 
   /** `{value, etag}` or null; with a schema, `value` is the schema's output. */
   async get(/** @type {any} */ opts) {
-    const { signal } = options(opts, SIGNAL_ONLY, "get options");
+    const { signal } = checked(this.#db, "doc.get", this.key, () => options(opts, SIGNAL_ONLY, "get options"));
     const got = (await run("doc.get", this.#db, { args: { key: this.key }, signal })).json;
     if (!got) return null;
     return { value: this.#schema ? await validate(this.#schema, got.value, this.key) : got.value, etag: got.etag };
@@ -50,19 +51,21 @@ export class Doc {
    * nobody else wrote); `{fresh: true}` reads first.
    */
   async update(/** @type {Function} */ fn, /** @type {any} */ opts) {
-    func(fn, "update's first argument");
-    const o = options(opts, UPDATE_OPTIONS, "update options");
     const schema = this.#schema, key = this.key;
-    // With a schema, `fn` sees a valid value (the schema's output) and its result is validated
-    // (and transformed) before it is written.
-    const transition = schema
-      ? async (/** @type {unknown} */ v) => validate(schema, await fn(await validate(schema, v, key)), key)
-      : fn;
-    const hasCreate = opts != null && Object.hasOwn(opts, "create") && opts.create !== undefined;
-    const create = hasCreate ? toJson(o.create, "update options.create") : undefined;
-    const args = { key, maxAttempts: o.maxAttempts ?? undefined, fresh: o.fresh ?? undefined };
-    const callbacks = { fn: jsonCallback(transition, "update's result") };
-    return (await run("doc.update", this.#db, { args, raw: { create }, callbacks, signal: o.signal })).json;
+    const c = checked(this.#db, "doc.update", key, () => {
+      func(fn, "update's first argument");
+      const o = options(opts, UPDATE_OPTIONS, "update options");
+      // With a schema, `fn` sees a valid value (the schema's output) and its result is validated
+      // (and transformed) before it is written.
+      const transition = schema
+        ? async (/** @type {unknown} */ v) => validate(schema, await fn(await validate(schema, v, key)), key)
+        : fn;
+      const hasCreate = opts != null && Object.hasOwn(opts, "create") && opts.create !== undefined;
+      const create = hasCreate ? toJson(o.create, "update options.create") : undefined;
+      const args = { key, maxAttempts: o.maxAttempts ?? undefined, fresh: o.fresh ?? undefined };
+      return { args, raw: { create }, callbacks: { fn: jsonCallback(transition, "update's result") }, signal: o.signal };
+    });
+    return (await run("doc.update", this.#db, c)).json;
   }
 
   /**
@@ -76,7 +79,7 @@ export class Doc {
 
   /** Delete the document (idempotent). */
   async delete(/** @type {any} */ opts) {
-    const { signal } = options(opts, SIGNAL_ONLY, "delete options");
+    const { signal } = checked(this.#db, "doc.delete", this.key, () => options(opts, SIGNAL_ONLY, "delete options"));
     await run("doc.delete", this.#db, { args: { key: this.key }, signal });
   }
 }

@@ -4,6 +4,7 @@
 import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, options, string } from "./options.js";
 import { run } from "./binding.js";
+import { checked } from "./events.js";
 import { leaseView } from "./lease.js";
 
 /**
@@ -13,8 +14,10 @@ import { leaseView } from "./lease.js";
  * @param {string} key @param {any} opts
  */
 export async function inspect(db, key, opts) {
-  string(key, "key");
-  const { signal } = options(opts, SIGNAL_ONLY, "inspect options");
+  const signal = checked(db, "inspect", key, () => {
+    string(key, "key");
+    return options(opts, SIGNAL_ONLY, "inspect options").signal;
+  });
   return inspection(key, await run("inspect", db, { args: { key }, signal }));
 }
 
@@ -38,10 +41,11 @@ const PRUNE_OPTIONS = /** @type {const} */ ({ olderThan: "number", dryRun: "bool
  * @param {string} prefix @param {any} opts
  */
 export async function prune(db, prefix, opts) {
-  string(prefix, "prefix");
-  const o = options(opts, PRUNE_OPTIONS, "prune options");
-  if (o.olderThan === undefined || o.olderThan === null) throw new InvalidArgument("prune options.olderThan (seconds) is required");
-  const olderThan = o.olderThan;
-  const args = { prefix, olderThan, dryRun: o.dryRun ?? false };
-  return /** @type {{deleted: number, kept: number, keys: string[]}} */ ((await run("prune", db, { args, signal: o.signal })).json);
+  const c = checked(db, "prune", prefix, () => {
+    string(prefix, "prefix");
+    const o = options(opts, PRUNE_OPTIONS, "prune options");
+    if (o.olderThan === undefined || o.olderThan === null) throw new InvalidArgument("prune options.olderThan (seconds) is required");
+    return { args: { prefix, olderThan: o.olderThan, dryRun: o.dryRun ?? false }, signal: o.signal };
+  });
+  return /** @type {{deleted: number, kept: number, keys: string[]}} */ ((await run("prune", db, c)).json);
 }

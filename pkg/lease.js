@@ -6,6 +6,7 @@ import { InvalidArgument, LeaseLost, fromFailure, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, eitherSignal, func, options, string } from "./options.js";
 import { jsonCallback, toJson } from "./json.js";
 import { ASYNC_DISPOSE, inspectable, run, runSync, start } from "./binding.js";
+import { checked, refused } from "./events.js";
 
 /** @typedef {import("./binding.js").Recipe} Db */
 /**
@@ -28,32 +29,40 @@ function leaseArgs(key, o) {
 
 /** `db.lease(key, opts)`: a `Lease`, or null when held by someone else. @param {Db} db @param {string} key @param {any} opts */
 export async function acquire(db, key, opts) {
-  string(key, "key");
-  if (opts === undefined || opts === null) {
-    throw new InvalidArgument("lease options {ttl, holder?, stealIfExpired?, stateFn?} are required");
-  }
-  const o = options(opts, LEASE_OPTIONS, "lease options");
-  if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("lease options.ttl (seconds) is required");
-  const callbacks = o.stateFn ? { stateFn: jsonCallback(o.stateFn, "stateFn's result") } : undefined;
-  return leaseHandle(db, await run("lease", db, { args: leaseArgs(key, o), callbacks, signal: o.signal }));
+  const c = checked(db, "lease", key, () => {
+    string(key, "key");
+    if (opts === undefined || opts === null) {
+      throw new InvalidArgument("lease options {ttl, holder?, stealIfExpired?, stateFn?} are required");
+    }
+    const o = options(opts, LEASE_OPTIONS, "lease options");
+    if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("lease options.ttl (seconds) is required");
+    const callbacks = o.stateFn ? { stateFn: jsonCallback(o.stateFn, "stateFn's result") } : undefined;
+    return { args: leaseArgs(key, o), callbacks, signal: o.signal };
+  });
+  return leaseHandle(db, await run("lease", db, c));
 }
 
 /** `db.attachLease(key, {holder, ttl})`: one read, no write. @param {Db} db @param {string} key @param {any} opts */
 export async function attach(db, key, opts) {
-  string(key, "key");
-  const { holder, ttl, signal } = options(opts, ATTACH_OPTIONS, "attachLease options");
-  if (holder === undefined || holder === null) throw new InvalidArgument("attachLease options.holder is required");
-  if (ttl === undefined || ttl === null) throw new InvalidArgument("attachLease options.ttl (seconds) is required");
-  return leaseHandle(db, await run("attachLease", db, { args: { key, holder, ttl }, signal }));
+  const c = checked(db, "attachLease", key, () => {
+    string(key, "key");
+    const { holder, ttl, signal } = options(opts, ATTACH_OPTIONS, "attachLease options");
+    if (holder === undefined || holder === null) throw new InvalidArgument("attachLease options.holder is required");
+    if (ttl === undefined || ttl === null) throw new InvalidArgument("attachLease options.ttl (seconds) is required");
+    return { args: { key, holder, ttl }, signal };
+  });
+  return leaseHandle(db, await run("attachLease", db, c));
 }
 
 /** `db.cooperativeWrite(key, fn)`: the new state, or null. @param {Db} db @param {string} key @param {Function} fn @param {any} opts */
 export async function cooperativeWrite(db, key, fn, opts) {
-  string(key, "key");
-  func(fn, "cooperativeWrite's second argument");
-  const { signal } = options(opts, SIGNAL_ONLY, "cooperativeWrite options");
-  const callbacks = { fn: jsonCallback(fn, "the callback's result") };
-  return (await run("cooperativeWrite", db, { args: { key }, callbacks, signal })).json;
+  const c = checked(db, "cooperativeWrite", key, () => {
+    string(key, "key");
+    func(fn, "cooperativeWrite's second argument");
+    const { signal } = options(opts, SIGNAL_ONLY, "cooperativeWrite options");
+    return { args: { key }, callbacks: { fn: jsonCallback(fn, "the callback's result") }, signal };
+  });
+  return (await run("cooperativeWrite", db, c)).json;
 }
 
 const BREAK_OPTIONS = /** @type {const} */ ({ state: "any", signal: "signal" });
@@ -65,10 +74,13 @@ const BREAK_OPTIONS = /** @type {const} */ ({ state: "any", signal: "signal" });
  * @param {Db} db @param {string} key @param {any} opts
  */
 export async function breakLease(db, key, opts) {
-  string(key, "key");
-  const o = options(opts, BREAK_OPTIONS, "breakLease options");
-  const state = opts != null && Object.hasOwn(opts, "state") && o.state !== undefined ? toJson(o.state, "breakLease options.state") : undefined;
-  const broken = (await run("breakLease", db, { args: { key }, raw: { state }, signal: o.signal })).json;
+  const c = checked(db, "breakLease", key, () => {
+    string(key, "key");
+    const o = options(opts, BREAK_OPTIONS, "breakLease options");
+    const state = opts != null && Object.hasOwn(opts, "state") && o.state !== undefined ? toJson(o.state, "breakLease options.state") : undefined;
+    return { args: { key }, raw: { state }, signal: o.signal };
+  });
+  const broken = (await run("breakLease", db, c)).json;
   if (broken === null) return null;
   const { epoch: was, holder, deadlineAt, expired, released } = leaseView(broken.previous);
   return { key, epoch: broken.epoch, previous: { epoch: was, holder, deadlineAt, expired, released } };
@@ -100,12 +112,15 @@ export function leaseHandle(db, r) {
  * @param {Db} db @param {string} key @param {any} opts @param {Function} fn
  */
 export async function withLease(db, key, opts, fn) {
-  func(fn, "withLease's third argument");
-  if (opts === undefined || opts === null) throw new InvalidArgument("withLease options {ttl, ...} are required");
-  const o = options(opts, WITH_LEASE_OPTIONS, "withLease options");
-  if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("withLease options.ttl (seconds) is required");
-  const stateFn = o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined;
-  return withHeld(db, "withLease", { args: leaseArgs(key, o), callbacks: { stateFn }, signal: o.signal }, fn);
+  const c = checked(db, "withLease", key, () => {
+    func(fn, "withLease's third argument");
+    if (opts === undefined || opts === null) throw new InvalidArgument("withLease options {ttl, ...} are required");
+    const o = options(opts, WITH_LEASE_OPTIONS, "withLease options");
+    if (o.ttl === undefined || o.ttl === null) throw new InvalidArgument("withLease options.ttl (seconds) is required");
+    const stateFn = o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined;
+    return { args: leaseArgs(key, o), callbacks: { stateFn }, signal: o.signal };
+  });
+  return withHeld(db, "withLease", c, fn);
 }
 
 /**
@@ -317,7 +332,7 @@ export class Lease {
    * @param {string} op @param {import("./binding.js").Call} c
    */
   async #call(op, c) {
-    if (this.#ended !== undefined) throw (this.#ended = lostError(this.#ended));
+    if (this.#ended !== undefined) throw refused(this.#db, `lease.${op}`, this.key, (this.#ended = lostError(this.#ended)));
     const live = this.#live;
     const where = live !== undefined ? { args: { ...c.args, live } } : { raw: { ...c.raw, lease: this.#snapshotText() } };
     const r = await run(`lease.${op}`, this.#db, { ...c, ...where });
@@ -332,29 +347,37 @@ export class Lease {
 
   /** deadline = now + ttl; the state is kept (cooperative writes absorbed). */
   async renew(/** @type {any} */ opts) {
-    const { signal } = options(opts, SIGNAL_ONLY, "renew options");
+    const { signal } = checked(this.#db, "lease.renew", this.key, () => options(opts, SIGNAL_ONLY, "renew options"));
     await this.#call("renew", { signal });
   }
 
   /** Guarded read-modify-write of the state; resolves to the state written. */
   async updateState(/** @type {Function} */ fn, /** @type {any} */ opts) {
-    func(fn, "updateState's argument");
-    const { signal } = options(opts, SIGNAL_ONLY, "updateState options");
-    return this.#call("updateState", { callbacks: { fn: jsonCallback(fn, "updateState's result") }, signal });
+    const c = checked(this.#db, "lease.updateState", this.key, () => {
+      func(fn, "updateState's argument");
+      const { signal } = options(opts, SIGNAL_ONLY, "updateState options");
+      return { callbacks: { fn: jsonCallback(fn, "updateState's result") }, signal };
+    });
+    return this.#call("updateState", c);
   }
 
   /** Guarded replace of the state (unseen cooperative writes are discarded). */
   async write(/** @type {unknown} */ state, /** @type {any} */ opts) {
-    const { signal } = options(opts, SIGNAL_ONLY, "write options");
-    return this.#call("write", { raw: { state: toJson(state, "state") }, signal });
+    const c = checked(this.#db, "lease.write", this.key, () => {
+      const { signal } = options(opts, SIGNAL_ONLY, "write options");
+      return { raw: { state: toJson(state, "state") }, signal };
+    });
+    return this.#call("write", c);
   }
 
   /** holder = null, deadline = now; `{state}` optionally sets a final state. @param {any} [opts] */
   async release(opts) {
-    const o = options(opts, { state: "any", signal: "signal" }, "release options");
-    const hasState = opts != null && Object.hasOwn(opts, "state") && opts.state !== undefined;
-    const state = hasState ? toJson(o.state, "release options.state") : undefined;
-    await this.#call("release", { raw: { state }, signal: o.signal });
+    const c = checked(this.#db, "lease.release", this.key, () => {
+      const o = options(opts, { state: "any", signal: "signal" }, "release options");
+      const hasState = opts != null && Object.hasOwn(opts, "state") && opts.state !== undefined;
+      return { raw: { state: hasState ? toJson(o.state, "release options.state") : undefined }, signal: o.signal };
+    });
+    await this.#call("release", c);
   }
 
   /**

@@ -4,6 +4,7 @@
 import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, options, string } from "./options.js";
 import { run } from "./binding.js";
+import { checked } from "./events.js";
 
 const GET_OPTIONS = /** @type {const} */ ({ ifNoneMatch: "string", signal: "signal" });
 const PUT_OPTIONS = /** @type {const} */ ({ ifAbsent: "boolean", ifMatch: "string", signal: "signal" });
@@ -35,32 +36,40 @@ export class Objects {
    */
   /** @param {string} key @param {any} [opts] @returns {Promise<any>} */
   async get(key, opts) {
-    string(key, "key");
-    const { ifNoneMatch, signal } = options(opts, GET_OPTIONS, "get options");
+    const { ifNoneMatch, signal } = checked(this.#db, "objects.get", key, () => {
+      string(key, "key");
+      return options(opts, GET_OPTIONS, "get options");
+    });
     const r = await run("objects.get", this.#db, { args: { key, ifNoneMatch: ifNoneMatch ?? undefined }, signal });
     return r.json?.notModified ? { notModified: true } : stored(r);
   }
 
   /** `{etag}`, or null when `{ifAbsent}` / `{ifMatch}` did not hold. */
   async put(/** @type {string} */ key, /** @type {any} */ data, /** @type {any} */ opts) {
-    string(key, "key");
-    const o = options(opts, PUT_OPTIONS, "put options");
-    const bytes = toBytes(data);
-    const args = { key, ifAbsent: o.ifAbsent ?? undefined, ifMatch: o.ifMatch ?? undefined };
-    return (await run("objects.put", this.#db, { args, callbacks: { data: bytes }, signal: o.signal })).json;
+    const c = checked(this.#db, "objects.put", key, () => {
+      string(key, "key");
+      const o = options(opts, PUT_OPTIONS, "put options");
+      const args = { key, ifAbsent: o.ifAbsent ?? undefined, ifMatch: o.ifMatch ?? undefined };
+      return { args, callbacks: { data: toBytes(data) }, signal: o.signal };
+    });
+    return (await run("objects.put", this.#db, c)).json;
   }
 
   /** Delete; a missing key is a no-op. */
   async delete(/** @type {string} */ key, /** @type {any} */ opts) {
-    string(key, "key");
-    const { signal } = options(opts, SIGNAL_ONLY, "delete options");
+    const { signal } = checked(this.#db, "objects.delete", key, () => {
+      string(key, "key");
+      return options(opts, SIGNAL_ONLY, "delete options");
+    });
     await run("objects.delete", this.#db, { args: { key }, signal });
   }
 
   /** Keys under `prefix` (default ""), ascending, relative to the store prefix. */
   async list(/** @type {string | undefined} */ prefix, /** @type {any} */ opts) {
-    if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
-    const { signal } = options(opts, SIGNAL_ONLY, "list options");
+    const { signal } = checked(this.#db, "objects.list", prefix ?? "", () => {
+      if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
+      return options(opts, SIGNAL_ONLY, "list options");
+    });
     return /** @type {string[]} */ ((await run("objects.list", this.#db, { args: { prefix: prefix ?? "" }, signal })).json);
   }
 
@@ -72,8 +81,10 @@ export class Objects {
    * @returns {AsyncGenerator<{key: string, etag: string | undefined, size: number | undefined, lastModified: Date | null}, void, undefined>}
    */
   async *entries(prefix, opts) {
-    if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
-    const { startAfter, signal } = options(opts, ENTRIES_OPTIONS, "entries options");
+    const { startAfter, signal } = checked(this.#db, "objects.entries", prefix ?? "", () => {
+      if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
+      return options(opts, ENTRIES_OPTIONS, "entries options");
+    });
     /** @type {string | undefined} */
     let cursor;
     do {
@@ -89,10 +100,13 @@ export class Objects {
 
   /** Poll until the key exists (or its etag differs from `changedFrom`); `TimeoutError` after `timeout`. */
   async waitFor(/** @type {string} */ key, /** @type {any} */ opts) {
-    string(key, "key");
-    const o = options(opts, WAIT_OPTIONS, "waitFor options");
-    const args = { key, timeout: o.timeout ?? undefined, pollInterval: o.pollInterval ?? undefined, changedFrom: o.changedFrom ?? undefined };
-    const found = await run("objects.waitFor", this.#db, { args, signal: o.signal });
+    const c = checked(this.#db, "objects.waitFor", key, () => {
+      string(key, "key");
+      const o = options(opts, WAIT_OPTIONS, "waitFor options");
+      const args = { key, timeout: o.timeout ?? undefined, pollInterval: o.pollInterval ?? undefined, changedFrom: o.changedFrom ?? undefined };
+      return { args, signal: o.signal };
+    });
+    const found = await run("objects.waitFor", this.#db, c);
     return /** @type {StoredObject} */ (stored(found)); // found or a TimeoutError: never null
   }
 }

@@ -6,6 +6,7 @@ import { InvalidArgument } from "./errors.js";
 import { func, options, string } from "./options.js";
 import { callbackJson } from "./json.js";
 import { underLease } from "./lease.js";
+import { checked } from "./events.js";
 
 const ONCE_OPTIONS = /** @type {const} */ ({ ttl: "number", wait: "number", holder: "string", every: "number", signal: "signal" });
 
@@ -20,14 +21,16 @@ const ONCE_OPTIONS = /** @type {const} */ ({ ttl: "number", wait: "number", hold
  * @returns {Promise<{status: "done", value: any, ran: boolean} | {status: "running", deadlineAt: Date}>}
  */
 export async function once(db, key, fn, opts) {
-  string(key, "key");
-  func(fn, "once's second argument");
-  const o = options(opts, ONCE_OPTIONS, "once options");
-  const args = { key, ttl: o.ttl ?? undefined, wait: o.wait ?? undefined, holder: o.holder ?? undefined, every: o.every ?? undefined };
+  const { args, signal } = checked(db, "once", key, () => {
+    string(key, "key");
+    func(fn, "once's second argument");
+    const o = options(opts, ONCE_OPTIONS, "once options");
+    return { args: { key, ttl: o.ttl ?? undefined, wait: o.wait ?? undefined, holder: o.holder ?? undefined, every: o.every ?? undefined }, signal: o.signal };
+  });
   // The core records what `fn` resolved to as JSON text; a result JSON cannot hold is refused here
   // as the core's own InvalidArgument, which the core records as the run's failure.
   const use = async (/** @type {unknown} */ _lease, /** @type {AbortSignal} */ signal) => callbackJson(await fn(signal), "once's result");
-  const answer = await underLease(db, "once", { args, signal: o.signal }, use);
+  const answer = await underLease(db, "once", { args, signal }, use);
   if (answer.status === "done") return { status: "done", value: answer.value, ran: answer.ran };
   if (answer.status === "running") return { status: "running", deadlineAt: new Date(answer.deadlineMs) };
   throw new InvalidArgument(`once: an answer the package does not know: ${answer.status}`);

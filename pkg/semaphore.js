@@ -5,6 +5,7 @@ import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, func, options, string } from "./options.js";
 import { run } from "./binding.js";
 import { leaseHandle, withHeld } from "./lease.js";
+import { checked } from "./events.js";
 
 const SEMAPHORE_OPTIONS = /** @type {const} */ ({ limit: "number", ttl: "number" });
 const ACQUIRE_OPTIONS = /** @type {const} */ ({ holder: "string", wait: "number", signal: "signal" });
@@ -47,7 +48,7 @@ export class Semaphore {
 
   /** A permit (a `Lease` on a free or expired slot), or null when all are held (after `wait` seconds). */
   async acquire(/** @type {any} */ opts) {
-    const o = options(opts, ACQUIRE_OPTIONS, "acquire options");
+    const o = checked(this.#db, "semaphore.acquire", this.key, () => options(opts, ACQUIRE_OPTIONS, "acquire options"));
     const args = { ...this.#args(), holder: o.holder ?? undefined, wait: o.wait ?? undefined };
     return leaseHandle(this.#db, await run("semaphore.acquire", this.#db, { args, signal: o.signal }));
   }
@@ -55,15 +56,17 @@ export class Semaphore {
   /** Run `fn(permit, signal)` holding a permit kept alive meanwhile, released when `fn` settles (as `withLease`). */
   async withPermit(/** @type {any} */ opts, /** @type {Function} */ fn) {
     if (typeof opts === "function" && fn === undefined) [opts, fn] = [undefined, opts];
-    func(fn, "withPermit's function");
-    const o = options(opts, WITH_PERMIT_OPTIONS, "withPermit options");
+    const o = checked(this.#db, "semaphore.withPermit", this.key, () => {
+      func(fn, "withPermit's function");
+      return options(opts, WITH_PERMIT_OPTIONS, "withPermit options");
+    });
     const args = { ...this.#args(), holder: o.holder ?? undefined, wait: o.wait ?? undefined, every: o.every ?? undefined };
     return withHeld(this.#db, "semaphore.withPermit", { args, signal: o.signal }, fn);
   }
 
   /** The unexpired permits: `[{slot, epoch, holder, deadlineAt}]`, by slot. */
   async holders(/** @type {any} */ opts) {
-    const { signal } = options(opts, SIGNAL_ONLY, "holders options");
+    const { signal } = checked(this.#db, "semaphore.holders", this.key, () => options(opts, SIGNAL_ONLY, "holders options"));
     /** @type {{slot: number, epoch: number, holder: string, deadlineMs: number}[]} */
     const permits = (await run("semaphore.holders", this.#db, { args: this.#args(), signal })).json;
     return permits.map(({ slot, epoch, holder, deadlineMs }) => ({ slot, epoch, holder, deadlineAt: new Date(deadlineMs) }));

@@ -5,6 +5,7 @@
 import { eitherSignal, options, string } from "./options.js";
 import { run } from "./binding.js";
 import { inspection } from "./inspect.js";
+import { checked } from "./events.js";
 
 const WATCH_OPTIONS = /** @type {const} */ ({ interval: "number", signal: "signal" });
 
@@ -17,8 +18,10 @@ const WATCH_OPTIONS = /** @type {const} */ ({ interval: "number", signal: "signa
  * @returns {AsyncIterableIterator<any>}
  */
 export function watch(db, key, opts) {
-  string(key, "key");
-  const o = options(opts, WATCH_OPTIONS, "watch options");
+  const o = checked(db, "watch", key, () => {
+    string(key, "key");
+    return options(opts, WATCH_OPTIONS, "watch options");
+  });
   const interval = o.interval ?? undefined;
   /** Stops a poll in flight when the loop is left. */
   const stop = new AbortController();
