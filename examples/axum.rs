@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Run it against S3 (or R2, SeaweedFS…) with the usual AWS variables (`AWS_ACCESS_KEY_ID`,
-//! `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL`) and `FENCEPOST_BUCKET`, or in memory
+//! `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL`) and `FENCEPOST_S3_BUCKET`, or in memory
 //! without them:
 //!
 //! ```sh
@@ -158,15 +158,14 @@ fn micros_now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
 }
 
-/// The store: S3 from the standard AWS variables when they are set (`FENCEPOST_BUCKET` names the
-/// bucket), else memory.
+/// The store: S3 from the standard AWS variables when they are set (`FENCEPOST_S3_BUCKET` names
+/// the bucket), else memory.
 fn store_from_env() -> Result<Fencepost, Error> {
     if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
         eprintln!("AWS_ACCESS_KEY_ID is not set: coordinating in memory (one process only)");
         return Fencepost::new(MemoryStore::new(), Options::default());
     }
-    let bucket = std::env::var("FENCEPOST_BUCKET").map_err(|_| Error::invalid("FENCEPOST_BUCKET is not set"))?;
-    Fencepost::new(S3Store::new(S3Config::from_env(&bucket)?)?, Options::default())
+    Fencepost::new(S3Store::new(S3Config::from_env()?)?, Options::default())
 }
 
 #[tokio::main]

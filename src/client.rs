@@ -340,7 +340,8 @@ impl Fencepost {
     /// Watch `key`: a [`Watch`] (a `Stream`) whose first item is the key's current state (what
     /// [`Fencepost::inspect`] says; `None` while absent), then each change of its etag, polled every
     /// `interval` seconds (at least 0.05) with a conditional read: one request per interval, a 304
-    /// without the body while nothing changed. Drop it to stop.
+    /// without the body while nothing changed. Drop it to stop. A refused key or interval is its
+    /// one item, an `Err(InvalidArgument)`, after which the stream ends.
     ///
     /// ```
     /// use fencepost::store::MemoryStore;
@@ -349,7 +350,7 @@ impl Fencepost {
     ///
     /// # futures::executor::block_on(async {
     /// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
-    /// let mut changes = db.watch("config/flags", 0.05)?;
+    /// let mut changes = db.watch("config/flags", 0.05);
     /// assert!(changes.next().await.unwrap()?.is_none(), "absent at first");
     /// db.claim("config/flags", serde_json::json!({"beta": true})).await?;
     /// let now = changes.next().await.unwrap()?.expect("written");
@@ -357,8 +358,8 @@ impl Fencepost {
     /// # Ok::<(), fencepost::Error>(())
     /// # }).unwrap();
     /// ```
-    pub fn watch(&self, key: &str, interval: f64) -> Result<Watch> {
-        Ok(Watch::new(Watcher::resume(&self.objects, key, interval, Seen::Nothing)?))
+    pub fn watch(&self, key: &str, interval: f64) -> Watch {
+        Watch::new(Watcher::resume(&self.objects, key, interval, Seen::Nothing))
     }
 
     /// Re-attach to the current ownership period of `holder`: one read, nothing written. `None`

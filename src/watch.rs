@@ -112,15 +112,19 @@ impl Watcher {
 
 /// A watch as a `Stream` of changes ([`crate::Fencepost::watch`]): never-ending; drop it to stop
 /// (a poll in flight is dropped with it). A failed poll is an `Err` item, and the next one polls
-/// again.
+/// again. A watch whose key or interval was refused yields that `Err` once, then ends.
 pub struct Watch {
     idle: Option<Watcher>,
     pending: Option<BoxFuture<'static, (Watcher, Result<Change>)>>,
+    refused: Option<Error>,
 }
 
 impl Watch {
-    pub(crate) fn new(watcher: Watcher) -> Self {
-        Watch { idle: Some(watcher), pending: None }
+    pub(crate) fn new(watcher: Result<Watcher>) -> Self {
+        match watcher {
+            Ok(watcher) => Watch { idle: Some(watcher), pending: None, refused: None },
+            Err(e) => Watch { idle: None, pending: None, refused: Some(e) },
+        }
     }
 
     /// The next change (the `Stream`'s next item, as an inherent method).
@@ -128,10 +132,18 @@ impl Watch {
         std::future::poll_fn(|cx| self.poll_change(cx)).await
     }
 
+    /// Over: its refusal was handed out (nothing more will come).
+    fn ended(&self) -> bool {
+        self.idle.is_none() && self.pending.is_none() && self.refused.is_none()
+    }
+
     fn poll_change(&mut self, cx: &mut Context<'_>) -> Poll<Result<Change>> {
+        if let Some(refused) = self.refused.take() {
+            return Poll::Ready(Err(refused));
+        }
         if self.pending.is_none() {
             let Some(mut watcher) = self.idle.take() else {
-                return Poll::Ready(Err(Error::invalid("the watch was dropped while polling")));
+                return Poll::Ready(Err(Error::invalid("the watch was refused: it has nothing more to tell")));
             };
             self.pending = Some(Box::pin(async move {
                 let change = watcher.changed().await;
@@ -154,7 +166,11 @@ impl futures_core::Stream for Watch {
     type Item = Result<Change>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.get_mut().poll_change(cx).map(Some)
+        let watch = self.get_mut();
+        if watch.ended() {
+            return Poll::Ready(None);
+        }
+        watch.poll_change(cx).map(Some)
     }
 }
 

@@ -93,34 +93,52 @@ impl S3Config {
         }
     }
 
-    /// A config for `bucket` from the standard AWS environment: `AWS_ACCESS_KEY_ID`,
-    /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (optional), `AWS_REGION` or
-    /// `AWS_DEFAULT_REGION` (default `us-east-1`), and `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`
-    /// (default AWS's regional endpoint, `https://s3.<region>.amazonaws.com`, with
-    /// virtual-hosted addressing; a given endpoint — R2, MinIO, SeaweedFS — is addressed by path).
-    /// A missing credential is an [`Error::InvalidArgument`] naming its variable.
+    /// A config from the standard AWS environment, as the command line reads it:
+    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (optional), `AWS_REGION`
+    /// or `AWS_DEFAULT_REGION` (default `us-east-1`); the endpoint from `FENCEPOST_S3_ENDPOINT`,
+    /// `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL` (default AWS's regional endpoint,
+    /// `https://s3.<region>.amazonaws.com`, with virtual-hosted addressing; a given endpoint — R2,
+    /// MinIO, SeaweedFS — is addressed by path); the bucket from `FENCEPOST_S3_BUCKET` or
+    /// `AWS_BUCKET` (or give it: [`S3Config::from_env_with_bucket`]). A missing credential or
+    /// bucket is an [`Error::InvalidArgument`] naming its variable.
     ///
     /// ```
     /// # unsafe { std::env::set_var("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"); std::env::set_var("AWS_SECRET_ACCESS_KEY", "secret"); }
     /// # unsafe { std::env::set_var("AWS_REGION", "eu-west-1"); std::env::remove_var("AWS_ENDPOINT_URL"); std::env::remove_var("AWS_ENDPOINT_URL_S3"); }
-    /// let config = fencepost::store::s3::S3Config::from_env("my-bucket")?;
-    /// assert_eq!(config.endpoint(), "https://s3.eu-west-1.amazonaws.com");
+    /// # unsafe { std::env::remove_var("FENCEPOST_S3_ENDPOINT"); std::env::set_var("FENCEPOST_S3_BUCKET", "my-bucket"); }
+    /// let config = fencepost::store::s3::S3Config::from_env()?;
+    /// assert_eq!((config.endpoint(), config.bucket()), ("https://s3.eu-west-1.amazonaws.com", "my-bucket"));
     /// # Ok::<(), fencepost::Error>(())
     /// ```
-    pub fn from_env(bucket: &str) -> Result<Self> {
-        Self::from_vars(bucket, |name| std::env::var(name).ok())
+    pub fn from_env() -> Result<Self> {
+        Self::from_vars(None, |name| std::env::var(name).ok())
+    }
+
+    /// [`S3Config::from_env`] for `bucket`, whatever the environment names.
+    pub fn from_env_with_bucket(bucket: &str) -> Result<Self> {
+        Self::from_vars(Some(bucket), |name| std::env::var(name).ok())
     }
 
     /// [`S3Config::from_env`] with the variables looked up by `var`.
-    fn from_vars(bucket: &str, var: impl Fn(&str) -> Option<String>) -> Result<Self> {
+    fn from_vars(bucket: Option<&str>, var: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let var = |name: &str| var(name).filter(|v| !v.is_empty());
         let required = |name: &str| var(name).ok_or_else(|| Error::invalid(format!("{name} is not set")));
+        let bucket = match bucket {
+            Some(bucket) => bucket.to_owned(),
+            None => var("FENCEPOST_S3_BUCKET").or_else(|| var("AWS_BUCKET")).ok_or_else(|| {
+                Error::invalid(
+                    "FENCEPOST_S3_BUCKET is not set (nor AWS_BUCKET): name the bucket, or use from_env_with_bucket",
+                )
+            })?,
+        };
         let region = var("AWS_REGION").or_else(|| var("AWS_DEFAULT_REGION")).unwrap_or_else(|| "us-east-1".to_owned());
-        let (endpoint, addressing) = match var("AWS_ENDPOINT_URL_S3").or_else(|| var("AWS_ENDPOINT_URL")) {
+        let endpoint =
+            var("FENCEPOST_S3_ENDPOINT").or_else(|| var("AWS_ENDPOINT_URL_S3")).or_else(|| var("AWS_ENDPOINT_URL"));
+        let (endpoint, addressing) = match endpoint {
             Some(endpoint) => (endpoint, Addressing::Path),
             None => (format!("https://s3.{region}.amazonaws.com"), Addressing::VirtualHosted),
         };
-        Self::builder(&endpoint, bucket, &region, &required("AWS_ACCESS_KEY_ID")?, &required("AWS_SECRET_ACCESS_KEY")?)
+        Self::builder(&endpoint, &bucket, &region, &required("AWS_ACCESS_KEY_ID")?, &required("AWS_SECRET_ACCESS_KEY")?)
             .session_token(var("AWS_SESSION_TOKEN"))
             .addressing(addressing)
             .build()

@@ -994,7 +994,7 @@ fn config_from_the_aws_environment() {
         move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
     };
     let aws = S3Config::from_vars(
-        "b",
+        Some("b"),
         vars(&[("AWS_ACCESS_KEY_ID", "AKID"), ("AWS_SECRET_ACCESS_KEY", "s"), ("AWS_DEFAULT_REGION", "eu-west-3")]),
     )
     .unwrap();
@@ -1003,7 +1003,7 @@ fn config_from_the_aws_environment() {
         ("https://s3.eu-west-3.amazonaws.com", "eu-west-3", Addressing::VirtualHosted)
     );
     let r2 = S3Config::from_vars(
-        "b",
+        None,
         vars(&[
             ("AWS_ACCESS_KEY_ID", "AKID"),
             ("AWS_SECRET_ACCESS_KEY", "s"),
@@ -1011,14 +1011,33 @@ fn config_from_the_aws_environment() {
             ("AWS_REGION", "auto"),
             ("AWS_ENDPOINT_URL", "https://other.example"),
             ("AWS_ENDPOINT_URL_S3", "https://acct.r2.cloudflarestorage.com"),
+            ("FENCEPOST_S3_BUCKET", "from-env"),
         ]),
     )
     .unwrap();
     assert_eq!(
-        (r2.endpoint(), r2.region(), r2.addressing()),
-        ("https://acct.r2.cloudflarestorage.com", "auto", Addressing::Path)
+        (r2.endpoint(), r2.region(), r2.addressing(), r2.bucket()),
+        ("https://acct.r2.cloudflarestorage.com", "auto", Addressing::Path, "from-env")
     );
     assert!(format!("{r2:?}").contains("session_token: Some(\"[redacted]\")"));
-    let missing = S3Config::from_vars("b", vars(&[("AWS_ACCESS_KEY_ID", "AKID")])).unwrap_err();
+    let missing = S3Config::from_vars(Some("b"), vars(&[("AWS_ACCESS_KEY_ID", "AKID")])).unwrap_err();
     assert_eq!(missing.to_string(), "invalid argument: AWS_SECRET_ACCESS_KEY is not set");
+    let no_bucket = S3Config::from_vars(None, vars(&[("AWS_ACCESS_KEY_ID", "AKID"), ("AWS_SECRET_ACCESS_KEY", "s")]));
+    assert!(no_bucket.unwrap_err().to_string().contains("FENCEPOST_S3_BUCKET"), "the bucket's variable named");
+    let cli = S3Config::from_vars(
+        None,
+        vars(&[
+            ("AWS_ACCESS_KEY_ID", "AKID"),
+            ("AWS_SECRET_ACCESS_KEY", "s"),
+            ("AWS_BUCKET", "aws-named"),
+            ("FENCEPOST_S3_ENDPOINT", "http://127.0.0.1:8333"),
+            ("AWS_ENDPOINT_URL", "https://other.example"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(
+        (cli.endpoint(), cli.bucket()),
+        ("http://127.0.0.1:8333", "aws-named"),
+        "the command line's variables first"
+    );
 }
