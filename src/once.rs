@@ -234,6 +234,25 @@ fn type_name<E>() -> String {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn a_result_json_cannot_hold_is_refused_and_recorded_as_failed() {
+        use crate::store::MemoryStore;
+        use crate::{Error, Fencepost, Once, OnceOptions, Options};
+        futures::executor::block_on(async {
+            let db = Fencepost::new(MemoryStore::new(), Options::default()).unwrap();
+            let nan = db.once("job", OnceOptions::new(60.0), |_| async { Ok::<_, Error>(f64::NAN) }).await;
+            assert!(matches!(nan, Err(Error::InvalidArgument(_))), "{nan:?}");
+            let record = db.inspect("job").await.unwrap().expect("recorded");
+            let crate::Held::Lease(lease) = record.kind else { panic!("a lease document") };
+            assert_eq!(lease.state["status"], "failed", "not done with null: {:?}", lease.state);
+            let again = db.once("job", OnceOptions::new(60.0), |_| async { Ok::<_, Error>(2.5) }).await.unwrap();
+            assert_eq!(again, Once::Done { value: 2.5, ran: true }, "the next call runs it again");
+            let claimed = db.claim("reading", f64::INFINITY).await;
+            assert!(matches!(claimed, Err(Error::InvalidArgument(_))), "{claimed:?}");
+            assert!(db.inspect("reading").await.unwrap().is_none(), "nothing written");
+        });
+    }
+
+    #[test]
     fn failures_are_named_by_their_type() {
         assert_eq!(super::type_name::<crate::Error>(), "Error");
         assert_eq!(super::type_name::<std::io::Error>(), "Error");

@@ -10,6 +10,7 @@ use crate::base::error::{Error, Result};
 use crate::base::number::{push_digits, python_float_repr};
 use crate::codec::encoding::HEX_DIGITS;
 
+mod finite;
 mod read;
 
 pub use read::{ErrorKind, read};
@@ -72,10 +73,10 @@ pub(crate) fn checked(value: Value) -> Result<Value> {
 }
 
 /// `value` as the JSON fencepost stores: the typed API's way in. One that does not serialize (a map
-/// with non-string keys, a failing `Serialize`) is an [`Error::InvalidArgument`] naming `what` and
-/// the key.
+/// with non-string keys, a NaN or an infinity, a failing `Serialize`) is an
+/// [`Error::InvalidArgument`] naming `what` and the key; nothing is written.
 pub(crate) fn to_json<T: serde::Serialize>(value: &T, what: &str, key: &str) -> Result<Value> {
-    serde_json::to_value(value).map_err(|e| {
+    finite::to_value(value).map_err(|e| {
         Error::invalid(format!("the {what} for {} does not serialize as JSON: {e}", crate::base::error::quoted(key)))
     })
 }
