@@ -123,6 +123,11 @@ impl Objects {
     /// Report `event`, when someone listens.
     pub(crate) fn emit(&self, event: Event<'_>) {
         if let Some(on_event) = &self.observer.on_event {
+            // A handler that panics is the application's bug to find in its logs (the panic hook
+            // prints it), not a failed call: as a JS handler's exception, it is caught here.
+            #[cfg(panic = "unwind")]
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_event(&event)));
+            #[cfg(not(panic = "unwind"))]
             on_event(&event);
         }
     }

@@ -160,3 +160,18 @@ fn a_slow_client_writes_deadlines_in_the_store_time() {
     let l = run(naive.lease("job2", LeaseOptions::new(30.0))).unwrap().unwrap();
     assert!(run(other.lease("job2", LeaseOptions::new(30.0))).unwrap().is_some(), "what Store prevents: {l:?}");
 }
+
+#[test]
+fn a_panicking_event_handler_never_changes_a_calls_outcome() {
+    use crate::store::MemoryStore;
+    use crate::{Fencepost, Options};
+    let options = Options {
+        on_event: Some(crate::base::sync::Shared::new(|_: &crate::Event<'_>| panic!("handler bug"))),
+        ..Options::default()
+    };
+    futures::executor::block_on(async {
+        let db = Fencepost::new(MemoryStore::new(), options).unwrap();
+        assert!(db.claim("k", 1).await.unwrap().won, "the call succeeds");
+        assert_eq!(db.claim("k", 2).await.unwrap().value, 1, "and the next");
+    });
+}
