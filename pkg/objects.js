@@ -125,7 +125,12 @@ const UTF8 = new TextEncoder();
 function toBytes(/** @type {unknown} */ data) {
   if (typeof data === "string") return UTF8.encode(string(data, "data"));
   if (data instanceof Uint8Array) return data;
-  if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  try {
+    if (data instanceof ArrayBuffer) return new Uint8Array(data);
+    if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  } catch {
+    // A buffer transferred elsewhere (postMessage, structuredClone): V8 refuses to view it.
+    throw new InvalidArgument("data is a detached ArrayBuffer (it was transferred): nothing to write");
+  }
   throw new InvalidArgument("data must be a Uint8Array, an ArrayBuffer or a string");
 }

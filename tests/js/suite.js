@@ -1446,6 +1446,20 @@ export function cases(env) {
     const c = await o.put("k", "quoted", { ifMatch: w.opaqueEtags ? b.etag : `"${b.etag}"` });
     assert(c !== null, "an HTTP-style quoted etag names the same version (a custom store's: as it gave it)");
     for (const bad of ["*", ""]) await rejects(o.put("k", "x", { ifMatch: bad }), lib.InvalidArgument, `ifMatch ${JSON.stringify(bad)}`);
+    // A buffer transferred elsewhere is refused, not written as nothing.
+    const moved = new ArrayBuffer(4);
+    const view = new DataView(moved);
+    let detached = false;
+    try {
+      structuredClone(moved, { transfer: [moved] });
+      detached = moved.byteLength === 0;
+    } catch {
+      // a runtime that cannot transfer: nothing to check
+    }
+    if (detached) {
+      await rejects(o.put("k", moved), lib.InvalidArgument, "a detached ArrayBuffer");
+      await rejects(o.put("k", view), lib.InvalidArgument, "a view of one");
+    }
     await o.delete("k");
     await o.delete("k");
     eq(await o.get("k"), null, "gone");
