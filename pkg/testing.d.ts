@@ -10,7 +10,7 @@ export type Fault =
   | "lostResponse"
   /** Nothing is sent; the caller sees a transport error. */
   | "transport"
-  /** A competing write of the same bytes lands just before a put (a claim then loses to it; a CAS retries). */
+  /** A competing write of the same bytes, under the same condition, lands just before a put (a claim then loses to it; a CAS retries). */
   | "conflict"
   /** The store answers this HTTP status (and S3 error code; default: what S3 says for it), read as the S3 store reads it: a 412 (or a 404) to a conditional put or delete is a condition that did not hold (the put resolves null), not a failure. */
   | { status: number; code?: string }

@@ -73,8 +73,10 @@ pub enum Injected {
     LostResponse,
     /// Nothing is sent; the caller sees a transport error.
     Transport,
-    /// Puts: a competing writer lands the very same bytes just before (without fencepost's
-    /// provenance), so a claim loses to it and a compare-and-swap must retry.
+    /// Puts: a competing writer lands the very same bytes just before, under the same condition
+    /// (as a client racing this one would; without fencepost's provenance), so a claim loses to
+    /// it and a compare-and-swap must retry. Never over another client's write the condition
+    /// would refuse.
     Conflict,
     /// Nothing is sent; the store answers this HTTP status with this S3 error code.
     Status { status: u16, code: String },
@@ -397,8 +399,9 @@ impl ObjectStore for FaultStore {
         self.deliver_late_put().await;
         match self.begin(Op::Put, key) {
             Some(Fault::Injected(Injected::Conflict)) => {
-                // Another writer's put of the same bytes, with none of fencepost's provenance.
-                let _ = self.state.inner.put(key, body, &Precondition::None, &WriteMeta::default()).await;
+                // Another writer's put of the same bytes under the same condition, with none of
+                // fencepost's provenance.
+                let _ = self.state.inner.put(key, body, precondition, &WriteMeta::default()).await;
                 self.state.inner.put(key, body, precondition, meta).await
             }
             Some(Fault::Late) => {
