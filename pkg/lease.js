@@ -296,7 +296,7 @@ export class Lease {
     } else if (lost !== undefined) {
       this.#end(lost);
     }
-    return lost === undefined ? undefined : (this.#ended = lostError(this.#ended));
+    return lost === undefined ? undefined : this.#endedError();
   }
 
   /**
@@ -319,11 +319,16 @@ export class Lease {
     this.#follow();
   }
 
+  /** The `LeaseLost` the period ended with, made once from the core's record and kept: every call
+   * after the end, and `signal.reason`, hand out this one object. */
+  #endedError() {
+    return (this.#ended = lostError(this.#ended));
+  }
+
   /** Abort `signal` (if made) once the period is over. A reason is only made when a signal is there to carry it. */
   #follow() {
     if (!this.#endedSignal || this.#endedSignal.signal.aborted || this.#ended === undefined) return;
-    this.#ended = lostError(this.#ended);
-    this.#endedSignal.abort(this.#ended);
+    this.#endedSignal.abort(this.#endedError());
   }
 
   /**
@@ -332,7 +337,7 @@ export class Lease {
    * @param {string} op @param {import("./binding.js").Call} c
    */
   async #call(op, c) {
-    if (this.#ended !== undefined) throw refused(this.#db, `lease.${op}`, this.key, (this.#ended = lostError(this.#ended)));
+    if (this.#ended !== undefined) throw refused(this.#db, `lease.${op}`, this.key, this.#endedError());
     const live = this.#live;
     const where = live !== undefined ? { args: { ...c.args, live } } : { raw: { ...c.raw, lease: this.#snapshotText() } };
     const r = await run(`lease.${op}`, this.#db, { ...c, ...where });
@@ -340,7 +345,7 @@ export class Lease {
     const lost = e instanceof LeaseLost ? e : undefined;
     this.#learn(r, lost);
     // A lost period: the handle's own error for it, the one `signal.reason` is.
-    if (lost !== undefined) throw (this.#ended = lostError(this.#ended));
+    if (lost !== undefined) throw this.#endedError();
     if (e !== undefined) throw e;
     return r.json;
   }
@@ -391,7 +396,7 @@ export class Lease {
    */
   keepAlive(/** @type {any} */ opts) {
     const { every } = options(opts, { every: "number" }, "keepAlive options");
-    if (this.#ended !== undefined) throw (this.#ended = lostError(this.#ended));
+    if (this.#ended !== undefined) throw this.#endedError();
     if (this.#keeper) return this.#keeper;
     // Inside `withLease` the core keeps this period alive already: nothing more to run.
     if (this.#live !== undefined) {
