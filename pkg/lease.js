@@ -98,7 +98,7 @@ export function leaseView(view) {
 
 /** A reply's lease snapshot as a handle (null without one). @param {Db} db @param {import("./binding.js").Reply} r */
 export function leaseHandle(db, r) {
-  return r.lease === undefined ? null : new Lease(db, JSON.parse(r.lease), LEASE_TOKEN, undefined, r.lease);
+  return r.lease === undefined ? null : new Lease(db, JSON.parse(r.lease), LEASE_TOKEN, undefined, r);
 }
 
 /**
@@ -209,6 +209,9 @@ export class Lease {
   #parsed;
   /** The core's live entry while keep-alive runs there (calls go through it meanwhile). @type {number | undefined} */
   #live;
+  /** Where the core keeps this period built since the last call, if it still does: the next call
+   * names it, and sends the snapshot beside only to be read if the core no longer has it. @type {number | undefined} */
+  #kept;
   /** Why the period is over (a failure record, or the `LeaseLost` met), once it is. @type {unknown} */
   #ended;
   /** Made when `signal` is first asked for (an AbortController per lease is not free). @type {AbortController | undefined} */
@@ -218,11 +221,12 @@ export class Lease {
 
   /** @internal */
   constructor(/** @type {Db} */ db, /** @type {Snapshot} */ snapshot, /** @type {symbol} */ token,
-    /** @type {number | undefined} */ live = undefined, /** @type {string | undefined} */ text = undefined) {
+    /** @type {number | undefined} */ live = undefined, /** @type {import("./binding.js").Reply | undefined} */ reply = undefined) {
     if (token !== LEASE_TOKEN) throw new InvalidArgument("a Lease is made by db.lease() or db.attachLease()");
     this.#db = db;
     this.#parsed = snapshot;
-    this.#text = text;
+    this.#text = reply?.lease;
+    this.#kept = reply?.kept;
     this.#live = live;
     /** @readonly @type {string} */
     this.key = snapshot.key;
@@ -308,6 +312,7 @@ export class Lease {
     if (r.lease !== undefined) {
       this.#text = r.lease;
       this.#parsed = undefined;
+      this.#kept = r.kept;
     }
     const ended = lost ?? r.ended;
     if (ended !== undefined) this.#end(ended);
@@ -338,9 +343,7 @@ export class Lease {
    */
   async #call(op, c) {
     if (this.#ended !== undefined) throw refused(this.#db, `lease.${op}`, this.key, this.#endedError());
-    const live = this.#live;
-    const where = live !== undefined ? { args: { ...c.args, live } } : { raw: { ...c.raw, lease: this.#snapshotText() } };
-    const r = await run(`lease.${op}`, this.#db, { ...c, ...where });
+    const r = await run(`lease.${op}`, this.#db, this.#naming(c));
     const e = r.failure === undefined ? undefined : fromFailure(r.failure);
     const lost = e instanceof LeaseLost ? e : undefined;
     this.#learn(r, lost);
@@ -348,6 +351,19 @@ export class Lease {
     if (lost !== undefined) throw this.#endedError();
     if (e !== undefined) throw e;
     return r.json;
+  }
+
+  /**
+   * A call `c` naming this handle's period: its live entry, or where the core keeps it, with the
+   * snapshot beside (the core reads it only when it no longer keeps the period).
+   * @param {import("./binding.js").Call} c @returns {import("./binding.js").Call}
+   */
+  #naming(c) {
+    const live = this.#live;
+    if (live !== undefined) return { ...c, args: { ...c.args, live } };
+    const kept = this.#kept;
+    this.#kept = undefined; // the call takes the core's entry out: a later call that reaches the core without a reply sends the snapshot
+    return { ...c, args: { ...c.args, kept }, callbacks: { ...c.callbacks, lease: this.#snapshotText() } };
   }
 
   /** deadline = now + ttl; the state is kept (cooperative writes absorbed). */
@@ -407,12 +423,11 @@ export class Lease {
     const started = (/** @type {number} */ live) => {
       this.#live = live;
     };
-    const args = { every: every ?? undefined };
-    const raw = { lease: this.#snapshotText() };
     /** @type {Promise<unknown>} */
     let running;
     try {
-      running = start("lease.keepAlive", this.#db, { args, raw, callbacks: { fn: started }, signal: stop.signal });
+      const c = this.#naming({ args: { every: every ?? undefined }, callbacks: { fn: started }, signal: stop.signal });
+      running = start("lease.keepAlive", this.#db, c);
     } catch (e) {
       this[DETACH](); // refused at once (a bad interval): the core's entry goes with it
       throw e;

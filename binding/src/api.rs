@@ -1,7 +1,8 @@
 //! The one entry point of the binding: `call(op, id, target, args, callbacks, signal)`. `target`
 //! is the JS handle's recipe (plain data: a `Fencepost`'s id, store and options; a store's; a
 //! clock's), `id` the recipe's id (0 when it has none), `args` the call's named arguments as JSON
-//! text, `callbacks` the JS functions or bytes a call takes beside them (`{fn, stateFn, data}`),
+//! text, `callbacks` what a call takes beside them (`{fn, stateFn, data, lease}`: JS functions,
+//! bytes, a lease handle's snapshot text, read only when the binding no longer keeps its period),
 //! `signal` the caller's AbortSignal. It returns the result (JSON text, or `{json, bytes?, ended?,
 //! failure?}` when more is needed: see `convert::Reply`) or a Promise of it; failures are
 //! rejections with a failure record (`errors.rs`) that the JS layer turns into its error class in
@@ -43,6 +44,13 @@ impl Callbacks {
 
     fn required(&self, name: &str) -> Result<Function> {
         self.function(name).ok_or_else(|| Error::invalid(format!("{name} must be a function")))
+    }
+
+    fn text(&self, name: &str) -> Option<String> {
+        if !self.0.is_object() {
+            return None;
+        }
+        js_sys::Reflect::get(&self.0, &name.into()).ok()?.as_string()
     }
 
     fn data(&self) -> Vec<u8> {
@@ -460,9 +468,12 @@ fn inspection_reply(seen: Option<Inspection>) -> Reply {
     Reply::with(json, Beside { bytes, ..Beside::default() })
 }
 
-/// A lease handle's reply: its snapshot, none when there is no lease.
-fn handle<T>(lease: Option<Lease<T>>) -> Reply {
-    Reply::with("null".into(), Beside { lease: lease.map(|l| l.snapshot_text()), ..Beside::default() })
+/// A new lease handle's reply: its snapshot, and the id its lease is kept under for the handle's
+/// first call; none when there is no lease.
+fn handle(lease: Option<Lease>) -> Reply {
+    let Some(lease) = lease else { return Reply::with("null".into(), Beside::default()) };
+    let snapshot = lease.snapshot_text();
+    Reply::with("null".into(), Beside { lease: Some(snapshot), kept: Some(tables::keep(lease)), ..Beside::default() })
 }
 
 /// The JS function `body` as the work of a call that holds a lease meanwhile (`withLease`,
@@ -554,13 +565,19 @@ fn lease_options(a: &Args) -> Result<LeaseOptions> {
 /// learnt stays learnt) and why the period ended, when it did.
 fn lease_call(op: &str, db: &Fencepost, mut a: Args, cb: Callbacks, cancel: Option<Cancel>) -> Result<Work> {
     let live = a.number("live").map(|id| id as u32);
-    let lease = match (live, a.value("lease")) {
+    // The handle's period: its live entry under keep-alive, else the lease kept built since its
+    // last call, else rebuilt from the snapshot it sends beside (read only then).
+    let lease = match (live, a.number("kept").and_then(|id| tables::take_kept(id as u32))) {
         (Some(id), _) => tables::live(id)?,
-        (None, Some(snapshot)) => Lease::restore(db.objects(), &snapshot)?,
-        (None, None) => return Err(Error::invalid("a lease call needs its handle")),
+        (None, Some(kept)) => kept,
+        (None, None) => match cb.text("lease") {
+            Some(snapshot) => Lease::restore(db.objects(), &js_json(&snapshot, "a lease handle's snapshot")?)?,
+            None => return Err(Error::invalid("a lease call needs its handle")),
+        },
     };
     let under = cancel.as_ref().map_or_else(|| lease.clone(), |c| lease.with_cancel(c));
     let state = a.value("state");
+    let detached = op == "detach";
     let call: BoxFuture<'static, Result<Value>> = match op {
         "renew" => Box::pin(async move { under.renew().await.map(|()| Value::Null) }),
         "write" => Box::pin(async move { under.write_value(state.unwrap_or(Value::Null)).await }),
@@ -599,8 +616,12 @@ fn lease_call(op: &str, db: &Fencepost, mut a: Args, cb: Callbacks, cancel: Opti
             Ok(v) => (v, None),
             Err(e) => (Value::Null, Some(e)),
         };
-        let beside = Beside { ended: lease.ended().reason(), failure, lease: Some(lease.snapshot_text()), bytes: None };
-        Ok(Reply::with(text(&value), beside))
+        let ended = lease.ended().reason();
+        let snapshot = lease.snapshot_text();
+        // Kept for the handle's next call, unless the period is over or the live entry still holds
+        // it (a handle under keep-alive calls through that).
+        let kept = (ended.is_none() && (live.is_none() || detached)).then(|| tables::keep(lease));
+        Ok(Reply::with(text(&value), Beside { ended, failure, lease: Some(snapshot), kept, bytes: None }))
     })
 }
 

@@ -157,6 +157,9 @@ pub struct Beside {
     /// A lease handle's snapshot after the call, as JSON text apart from `json`: the handle keeps
     /// the text and sends it back as it is, parsing it only when one of its fields is read.
     pub lease: Option<String>,
+    /// The id under which the binding keeps that period's core `Lease` built (`tables::keep`), so
+    /// the handle's next call names it instead of sending its snapshot to be parsed again.
+    pub kept: Option<u32>,
 }
 
 impl Default for Reply {
@@ -188,12 +191,15 @@ impl Reply {
         let out = js_sys::Object::new();
         let set = |k: &str, v: JsValue| drop(js_sys::Reflect::set(&out, &k.into(), &v));
         set("json", json);
-        let Beside { bytes, ended, failure, lease } = *beside;
+        let Beside { bytes, ended, failure, lease, kept } = *beside;
         if let Some(bytes) = bytes {
             set("bytes", js_sys::Uint8Array::from(bytes.as_slice()).into());
         }
         if let Some(lease) = lease {
             set("lease", lease.into());
+        }
+        if let Some(id) = kept {
+            set("kept", id.into());
         }
         if let Some(e) = ended {
             set("ended", crate::errors::to_js(e));

@@ -5,7 +5,11 @@
 //!   or evicted one is rebuilt from the recipe on its next call (it loses only its caches: doc
 //!   versions, the store clock's offset);
 //! - leases under keep-alive (`keepAlive`, `withLease`): from its start until it stops, when the
-//!   JS handle takes its snapshot back.
+//!   JS handle takes its snapshot back;
+//! - lease handles' periods as their last call left them, least recently used out past
+//!   [`MAX_KEPT`], each taken out by the handle's next call: what spares that call parsing the
+//!   snapshot again. A handle whose entry is gone (evicted, or taken by a call that failed at once)
+//!   sends its snapshot instead, as every handle could.
 
 use std::cell::RefCell;
 
@@ -16,6 +20,9 @@ use fencepost::{Error, Result};
 
 /// Fencepost instances kept built (each a store, options and caches of at most about 1 MB).
 pub const MAX_DBS: usize = 32;
+
+/// Lease periods kept built for their handles' next calls (each about a snapshot's size, 1–2 KB).
+pub const MAX_KEPT: usize = 64;
 
 /// A lease under keep-alive: the handle the JS one calls through meanwhile.
 pub struct Live {
@@ -31,7 +38,17 @@ struct Tables {
     /// Least recently used first.
     dbs: Vec<(u32, Fencepost)>,
     live: Vec<(u32, Live)>,
-    next_live: u32,
+    /// Least recently kept first.
+    kept: Vec<(u32, Lease)>,
+    /// The last id handed out, for a live entry or a kept lease (one sequence: never the same twice).
+    last_id: u32,
+}
+
+impl Tables {
+    fn next_id(&mut self) -> u32 {
+        self.last_id = self.last_id.wrapping_add(1);
+        self.last_id
+    }
 }
 
 /// Where `id` is in `list`.
@@ -71,8 +88,7 @@ pub fn forget(id: u32) {
 /// Keep `lease` alive under an id of its own until [`end_live`].
 pub fn start_live(lease: Lease) -> (u32, Cancel) {
     with(|t| {
-        t.next_live = t.next_live.wrapping_add(1);
-        let id = t.next_live;
+        let id = t.next_id();
         let closed = Cancel::new();
         t.live.push((id, Live { lease, closed: closed.clone() }));
         (id, closed)
@@ -95,4 +111,21 @@ pub fn end_live(id: u32) -> Option<Lease> {
     let live = with(|t| find(&t.live, id).map(|at| t.live.remove(at).1))?;
     live.closed.cancel();
     Some(live.lease)
+}
+
+/// Keep `lease` built for its handle's next call: the id the handle names it by.
+pub fn keep(lease: Lease) -> u32 {
+    with(|t| {
+        if t.kept.len() >= MAX_KEPT {
+            t.kept.remove(0);
+        }
+        let id = t.next_id();
+        t.kept.push((id, lease));
+        id
+    })
+}
+
+/// The lease kept under `id`, taken out (`None`: evicted or taken already).
+pub fn take_kept(id: u32) -> Option<Lease> {
+    with(|t| find(&t.kept, id).map(|at| t.kept.remove(at).1))
 }

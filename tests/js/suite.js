@@ -1367,6 +1367,34 @@ export function cases(env) {
     await rejects(a.renew(), lib.LeaseLost, "attached handle fenced by the steal");
   });
 
+  test("lease handle: calls go on from its snapshot when the core no longer keeps its period", async () => {
+    const w = world(env);
+    const first = await w.db.lease("first", { ttl: 30 });
+    await first.write({ n: 1 });
+    // More handles than the core keeps periods built for (64): the first one's entry is pushed out.
+    const others = await Promise.all(Array.from({ length: 70 }, (_, i) => w.db.lease(`other/${i}`, { ttl: 30 })));
+    w.counts();
+    await first.updateState((s) => ({ n: s.n + 1 }));
+    eq(w.counts(), w.req(0, 1), "a guarded write from the snapshot: 1 request, as always");
+    eq(first.state, { n: 2 }, "state carried on");
+    // A call refused at once (a bad interval) takes nothing away: the next call still works.
+    let bad;
+    try {
+      first.keepAlive({ every: 60 });
+    } catch (e) {
+      bad = e;
+    }
+    assert(bad instanceof lib.InvalidArgument, `every >= ttl is refused at once: ${bad}`);
+    await first.renew();
+    // Two calls at once on one handle: both land, the later reply is what the handle keeps.
+    await Promise.all([first.renew(), first.write({ n: 3 })]);
+    eq((await w.db.inspect("first")).lease.epoch, first.epoch, "same period");
+    await first.release();
+    assert(first.released, "released");
+    await Promise.all(others.map((l) => l.release()));
+    eq(await w.db.inspect("other/69").then((s) => s.lease.released), true, "every other handle released");
+  });
+
   // ------------------------------------------------------------------ doc
   test("doc: create, CAS update (2 requests), absent without create, idempotent delete", async () => {
     const w = world(env);
