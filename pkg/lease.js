@@ -162,7 +162,7 @@ export async function underLease(db, op, c, use) {
     return (await run(op, db, { ...c, callbacks: { ...c.callbacks, fn: body } })).json;
   } catch (e) {
     // A lost lease rejects with the handle's own error for it, the one its `signal.reason` is.
-    throw e instanceof LeaseLost && lease !== undefined && e.key === lease.key ? lease[DETACH](e) : e;
+    throw e instanceof LeaseLost && lease !== undefined && e.key === lease.key ? thrownHere(lease[DETACH](e)) : e;
   } finally {
     // The call is over: the core's entry for the lease goes, the handle keeps its last snapshot.
     lease?.[DETACH]();
@@ -194,6 +194,20 @@ const LIVE_FIELDS = {
   etag: live((s) => s.etag ?? undefined),
   released: live((s) => s.released),
 };
+
+/**
+ * `e`, its stack taken again where it is thrown now. A period's `LeaseLost` is one object (every
+ * call after the end rejects with it, and `signal.reason` is it), so that each caller still finds
+ * its own frame in the stack, as every fencepost error carries it. Where the runtime has no
+ * `Error.captureStackTrace`, the stack stays the one it was made with.
+ * @template E @param {E} e @returns {E}
+ */
+function thrownHere(e) {
+  // V8's (Node, Deno, workerd, Chromium) and Bun's; not in the standard library's types.
+  const capture = /** @type {{captureStackTrace?: (e: object, above: Function) => void}} */ (/** @type {unknown} */ (Error));
+  if (e instanceof Error) capture.captureStackTrace?.(e, thrownHere);
+  return e;
+}
 
 /** The reason of a period that ended: a failure record from the core, made a `LeaseLost` when asked. */
 function lostError(/** @type {unknown} */ ended) {
@@ -342,13 +356,13 @@ export class Lease {
    * @param {string} op @param {import("./binding.js").Call} c
    */
   async #call(op, c) {
-    if (this.#ended !== undefined) throw refused(this.#db, `lease.${op}`, this.key, this.#endedError());
+    if (this.#ended !== undefined) throw refused(this.#db, `lease.${op}`, this.key, thrownHere(this.#endedError()));
     const r = await run(`lease.${op}`, this.#db, this.#naming(c));
     const e = r.failure === undefined ? undefined : fromFailure(r.failure);
     const lost = e instanceof LeaseLost ? e : undefined;
     this.#learn(r, lost);
     // A lost period: the handle's own error for it, the one `signal.reason` is.
-    if (lost !== undefined) throw this.#endedError();
+    if (lost !== undefined) throw thrownHere(this.#endedError());
     if (e !== undefined) throw e;
     return r.json;
   }
@@ -412,7 +426,7 @@ export class Lease {
    */
   keepAlive(/** @type {any} */ opts) {
     const { every } = options(opts, { every: "number" }, "keepAlive options");
-    if (this.#ended !== undefined) throw this.#endedError();
+    if (this.#ended !== undefined) throw thrownHere(this.#endedError());
     if (this.#keeper) return this.#keeper;
     // Inside `withLease` the core keeps this period alive already: nothing more to run.
     if (this.#live !== undefined) {

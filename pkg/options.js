@@ -59,9 +59,13 @@ function is(v, kind) {
       return true;
     case "object":
       return typeof v === "object";
-    case "signal":
-      return typeof v === "object" && typeof (/** @type {any} */ (v).aborted) === "boolean" &&
-        typeof (/** @type {any} */ (v).addEventListener) === "function";
+    case "signal": {
+      // An AbortSignal, or an object that behaves as one (a polyfill's): the core listens to it
+      // and lets go of it when the call settles, so it needs both listener methods.
+      const s = /** @type {any} */ (v);
+      return typeof v === "object" && v !== null && typeof s.aborted === "boolean" &&
+        typeof s.addEventListener === "function" && typeof s.removeEventListener === "function";
+    }
     default:
       return typeof v === kind;
   }
@@ -75,7 +79,7 @@ function article(kind) {
 
 /** @param {unknown} v */
 function describe(v) {
-  if (v === null) return "null";
+  if (v === null || v === undefined) return String(v);
   if (Array.isArray(v)) return "an array";
   if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + "…" : v)}`;
   return typeof v === "object" ? `${v.constructor?.name ?? "an object"}` : `${typeof v} ${String(v)}`;
@@ -150,7 +154,10 @@ export function func(v, what) {
  * @returns {{signal: AbortSignal, unlink(): void}}
  */
 export function eitherSignal(a, b) {
-  if (typeof AbortSignal.any === "function") return { signal: AbortSignal.any([a, b]), unlink() {} };
+  // `AbortSignal.any` takes native signals only; a polyfill's is followed by listeners.
+  if (typeof AbortSignal.any === "function" && a instanceof AbortSignal && b instanceof AbortSignal) {
+    return { signal: AbortSignal.any([a, b]), unlink() {} };
+  }
   const both = new AbortController();
   const follow = (/** @type {AbortSignal} */ s) => () => both.abort(s.reason);
   const [fromA, fromB] = [follow(a), follow(b)];

@@ -46,10 +46,19 @@ export function watch(db, key, opts) {
     }
   };
   return {
-    next() {
-      const polled = queue.then(step);
-      queue = polled.then(() => {}, () => {});
-      return polled;
+    // Awaited here, not chained with `then`: an error thrown by a poll keeps the caller's frame in
+    // its stack (V8 follows awaits, not `then` callbacks).
+    async next() {
+      const previous = queue;
+      /** @type {() => void} */
+      let finished = () => {};
+      queue = new Promise((resolve) => (finished = resolve));
+      try {
+        await previous;
+        return await step();
+      } finally {
+        finished();
+      }
     },
     async return() {
       done = true;

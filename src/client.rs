@@ -231,7 +231,7 @@ impl Fencepost {
     ) -> std::result::Result<Option<T>, E>
     where
         F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
-        E: From<crate::base::error::Error>,
+        E: From<crate::base::error::Error> + 'static,
     {
         let mut seed = seeding(options.initial_state.take().transpose()?);
         let state_fn = seed.as_mut().map(|f| f as &mut Transition<'_>);
@@ -249,7 +249,7 @@ impl Fencepost {
     ) -> std::result::Result<Option<T>, E>
     where
         F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
-        E: From<crate::base::error::Error>,
+        E: From<crate::base::error::Error> + 'static,
     {
         with_lease::with_lease(&self.objects, key, options, state_fn, f).await
     }
@@ -287,7 +287,7 @@ impl Fencepost {
         T: Serialize + DeserializeOwned,
         F: FnOnce(Cancel) -> Fut,
         Fut: std::future::Future<Output = std::result::Result<T, E>>,
-        E: From<crate::base::error::Error> + std::fmt::Display,
+        E: From<crate::base::error::Error> + std::fmt::Display + 'static,
     {
         once::once_typed(&self.objects, key, &options, f).await
     }
@@ -305,7 +305,7 @@ impl Fencepost {
     ) -> std::result::Result<Once, E>
     where
         F: AsyncFnOnce(&Lease) -> std::result::Result<Value, E>,
-        E: From<crate::base::error::Error>,
+        E: From<crate::base::error::Error> + 'static,
     {
         once::once(&self.objects, key, options, f, describe).await
     }

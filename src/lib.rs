@@ -143,7 +143,7 @@ mod time;
 mod watch;
 
 pub use base::cancel::{Cancel, Cancelled};
-pub use base::error::{Error, LostReason, Result, StorageFailure};
+pub use base::error::{CodedCallback, Error, LostReason, Result, StorageFailure};
 pub use base::future::BoxFuture;
 pub use base::sync::{MaybeSend, MaybeSync, Shared};
 pub use check::{Check, StoreCheck, check_store};

@@ -103,7 +103,7 @@ pub(crate) async fn once<E, F>(
 ) -> std::result::Result<Once, E>
 where
     F: AsyncFnOnce(&Lease) -> std::result::Result<Value, E>,
-    E: From<Error>,
+    E: From<Error> + 'static,
 {
     let (scoped, call) = objects.call("once");
     let (answer, outcome) = run(&scoped, key, options, f, describe).await;
@@ -120,7 +120,7 @@ async fn run<E, F>(
 ) -> (std::result::Result<Once, E>, &'static str)
 where
     F: AsyncFnOnce(&Lease) -> std::result::Result<Value, E>,
-    E: From<Error>,
+    E: From<Error> + 'static,
 {
     if let Err(e) = with_lease::check_every(options.ttl, options.keep_alive_every) {
         return ours(e);
@@ -169,8 +169,8 @@ where
         })
     };
     let (ran, outcome) = with_lease::hold(objects, lease, options.keep_alive_every, f, &finish).await;
-    // `hold` cannot look into `f`'s error type; `describe` can (a result the binding refused as
-    // JSON is an `InvalidArgument`, not the callback's own error).
+    // `hold` knows fencepost's own errors; `describe` knows the caller's (a result the binding
+    // refused as JSON is an `InvalidArgument`, not the callback's own error).
     let outcome = match &ran {
         Err(e) if outcome == "CALLBACK" => describe(e).2,
         _ => outcome,
@@ -211,13 +211,13 @@ where
     T: Serialize + DeserializeOwned,
     F: FnOnce(Cancel) -> Fut,
     Fut: Future<Output = std::result::Result<T, E>>,
-    E: From<Error> + std::fmt::Display,
+    E: From<Error> + std::fmt::Display + 'static,
 {
     let run = async |lease: &Lease| {
         let value = f(lease.ended().clone()).await?;
         json::to_json(&value, "once's result", key).map_err(E::from)
     };
-    let describe = |e: &E| (type_name::<E>(), e.to_string(), "CALLBACK");
+    let describe = |e: &E| (type_name::<E>(), e.to_string(), with_lease::callback_outcome(e));
     match once(objects, key, options, run, describe).await? {
         Once::Done { value, ran } => Ok(Once::Done { value: json::from_json(value, "once's result", key)?, ran }),
         Once::Running { deadline_at } => Ok(Once::Running { deadline_at }),

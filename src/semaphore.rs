@@ -143,7 +143,7 @@ impl Semaphore {
     pub async fn with_permit<T, E, F>(&self, options: PermitOptions, f: F) -> std::result::Result<Option<T>, E>
     where
         F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
-        E: From<Error>,
+        E: From<Error> + 'static,
     {
         let (objects, call) = self.objects.call("semaphore.withPermit");
         let (ran, outcome) = self.with_objects(&objects).run_with_permit(&options, f).await;
@@ -158,7 +158,7 @@ impl Semaphore {
     ) -> (std::result::Result<Option<T>, E>, &'static str)
     where
         F: AsyncFnOnce(&Lease) -> std::result::Result<T, E>,
-        E: From<Error>,
+        E: From<Error> + 'static,
     {
         if let Err(e) = with_lease::check_every(self.ttl, options.keep_alive_every) {
             return ours(e);

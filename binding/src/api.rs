@@ -503,7 +503,7 @@ fn live_work(body: Function, result: Option<&'static str>) -> impl AsyncFnOnce(&
 fn describe_failure(e: &Error) -> (String, String, &'static str) {
     let read = |value: &JsValue, field: &str| Settings { object: value, store: "" }.text(field);
     let (name, message) = match e {
-        Error::Callback(payload) => match payload.downcast_ref::<JsValue>() {
+        Error::Callback(payload) => match Error::callback_value(payload).downcast_ref::<JsValue>() {
             Some(js) if js.is_object() => {
                 (read(js, "name").unwrap_or_else(|| "Error".into()), read(js, "message").unwrap_or_default())
             }
@@ -666,10 +666,18 @@ fn lease_view(l: LeaseView) -> Value {
 /// record, `invalidRecord` in `pkg/errors.js`) as an `InvalidArgument`, anything else as the
 /// callback's own error, handed back unchanged.
 fn callback_error(thrown: JsValue) -> Error {
+    if !thrown.is_object() {
+        return Error::callback(thrown);
+    }
     let field = |name: &str| Settings { object: &thrown, store: "" }.text(name);
-    match thrown.is_object().then(|| field(crate::errors::MARK)).flatten().as_deref() {
-        Some("INVALID_ARGUMENT") => Error::invalid(field("message").unwrap_or_default()),
-        _ => Error::callback(thrown),
+    if field(crate::errors::MARK).as_deref() == Some("INVALID_ARGUMENT") {
+        return Error::invalid(field("message").unwrap_or_default());
+    }
+    // A fencepost error thrown through the callback (a schema's `InvalidArgument`, a guarded
+    // write's `LeaseLost`) reaches the caller as it is, and the call's outcome is its code.
+    match field("code") {
+        Some(code) => Error::callback_coded(thrown, &code),
+        None => Error::callback(thrown),
     }
 }
 

@@ -14,7 +14,7 @@ pub(crate) const MARK: &str = "__fencepost";
 /// The JS value to reject with.
 pub fn to_js(e: Error) -> JsValue {
     let e = match e {
-        Error::Callback(payload) => match payload.downcast_ref::<JsValue>() {
+        Error::Callback(payload) => match Error::callback_value(&payload).downcast_ref::<JsValue>() {
             Some(js) => return js.clone(),
             None => Error::invalid("a callback failed"),
         },

@@ -42,6 +42,26 @@ pub enum Error {
     Callback(CallbackValue),
 }
 
+/// The codes of fencepost's own errors ([`Error::code`], `CALLBACK` aside).
+const CODES: [&str; 9] = [
+    "INVALID_ARGUMENT",
+    "LEASE_LOST",
+    "CONFLICT",
+    "STORAGE_ERROR",
+    "AMBIGUOUS_WRITE",
+    "TIMEOUT",
+    "NOT_FOUND",
+    "CORRUPT",
+    "ABORTED",
+];
+
+/// What [`Error::callback_coded`] wraps in [`Error::Callback`]: the caller's value, and the code
+/// of the fencepost error it is (the call's outcome).
+pub struct CodedCallback {
+    pub code: &'static str,
+    pub value: CallbackValue,
+}
+
 /// What [`Error::Callback`] carries: any value, `Send + Sync` natively.
 #[cfg(not(target_arch = "wasm32"))]
 pub type CallbackValue = Shared<dyn Any + Send + Sync>;
@@ -103,8 +123,26 @@ impl Error {
             Error::NotFound { .. } => "NOT_FOUND",
             Error::Corrupt { .. } => "CORRUPT",
             Error::Aborted => "ABORTED",
-            Error::Callback(_) => "CALLBACK",
+            Error::Callback(payload) => payload.downcast_ref::<CodedCallback>().map_or("CALLBACK", |c| c.code),
         }
+    }
+
+    /// [`Error::callback`] for a value that is itself one of fencepost's errors as the host carries
+    /// it, with code `code` (a JS `LeaseLost` thrown through a callback): the call's outcome is then
+    /// that code, not `CALLBACK`. A code that is not one of [`Error::code`]'s (`ENOENT`) is ignored.
+    pub fn callback_coded<T: Any + crate::base::sync::MaybeSend + crate::base::sync::MaybeSync>(
+        value: T,
+        code: &str,
+    ) -> Self {
+        match CODES.iter().find(|c| **c == code) {
+            Some(code) => Error::Callback(Shared::new(CodedCallback { code, value: Shared::new(value) })),
+            None => Error::callback(value),
+        }
+    }
+
+    /// The caller's own value an [`Error::Callback`] carries ([`CodedCallback::value`] when coded).
+    pub fn callback_value(payload: &CallbackValue) -> &CallbackValue {
+        payload.downcast_ref::<CodedCallback>().map_or(payload, |c| &c.value)
     }
 
     pub fn invalid(message: impl Into<String>) -> Self {
@@ -204,3 +242,32 @@ impl std::error::Error for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_coded_callback_reports_its_code_and_keeps_its_value() {
+        let every = [
+            Error::invalid("x"),
+            Error::lease_lost("k", LostReason::Stolen, "x"),
+            Error::Conflict { key: "k".into(), attempts: 1 },
+            Error::Storage(StorageFailure { code: None, status: None, message: String::new(), key: None }),
+            Error::ambiguous("k", "x", None),
+            Error::Timeout { key: "k".into(), seconds: 1.0 },
+            Error::NotFound { key: "k".into() },
+            Error::corrupt("k", "x"),
+            Error::Aborted,
+        ];
+        assert_eq!(every.iter().map(Error::code).collect::<Vec<_>>(), CODES, "one code per variant, in CODES");
+        let coded = Error::callback_coded(7_u32, "LEASE_LOST");
+        assert_eq!(coded.code(), "LEASE_LOST");
+        let Error::Callback(payload) = &coded else { panic!("a callback") };
+        assert_eq!(Error::callback_value(payload).downcast_ref::<u32>(), Some(&7));
+        let plain = Error::callback_coded(7_u32, "ENOENT");
+        assert_eq!(plain.code(), "CALLBACK", "not one of ours");
+        let Error::Callback(payload) = &plain else { panic!("a callback") };
+        assert_eq!(Error::callback_value(payload).downcast_ref::<u32>(), Some(&7));
+    }
+}

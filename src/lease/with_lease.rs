@@ -38,7 +38,7 @@ pub(crate) async fn with_lease<S, T, E, F>(
 ) -> std::result::Result<Option<T>, E>
 where
     F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
-    E: From<Error>,
+    E: From<Error> + 'static,
 {
     let (scoped, call) = objects.call("withLease");
     let (ran, outcome) = run(&scoped, key, options, state_fn, f).await;
@@ -47,7 +47,7 @@ where
 }
 
 /// [`with_lease`], and its outcome as a call event reports it: `"ok"`, the code of fencepost's
-/// own error, or `"CALLBACK"` when `f` failed.
+/// own error (`f`'s too, when it is one), or `"CALLBACK"` when `f` failed otherwise.
 async fn run<S, T, E, F>(
     objects: &Objects,
     key: &str,
@@ -57,7 +57,7 @@ async fn run<S, T, E, F>(
 ) -> (std::result::Result<Option<T>, E>, &'static str)
 where
     F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
-    E: From<Error>,
+    E: From<Error> + 'static,
 {
     let every = options.keep_alive_every;
     if let Err(e) = check_every(options.ttl, every) {
@@ -76,6 +76,13 @@ where
 /// leaves nothing to release. For every held call: `with_lease`, `once`, `with_permit`.
 pub(crate) fn check_every(ttl: f64, every: Option<f64>) -> crate::base::error::Result<()> {
     every.map_or(Ok(()), |every| super::keep_alive::check_interval(ttl, every))
+}
+
+/// The outcome of a call whose `f` failed with `e`: the code of fencepost's own error when `e` is
+/// one (a `LeaseLost` from a guarded write inside `f`; a host's coded callback error, see
+/// [`Error::callback_coded`]), else `CALLBACK`.
+pub(crate) fn callback_outcome<E: 'static>(e: &E) -> &'static str {
+    (e as &dyn std::any::Any).downcast_ref::<Error>().map_or("CALLBACK", Error::code)
 }
 
 /// An error of fencepost's own as a held call's outcome (its code, for the call event).
@@ -106,7 +113,7 @@ pub(crate) async fn hold<S, T, E, F>(
 ) -> (std::result::Result<T, E>, &'static str)
 where
     F: AsyncFnOnce(&Lease<S>) -> std::result::Result<T, E>,
-    E: From<Error>,
+    E: From<Error> + 'static,
 {
     let lease = lease.counted_in(call);
     let mut held = ReleaseOnDrop::arm(&lease);
@@ -129,7 +136,8 @@ where
             if !lease.ended().is_cancelled() {
                 let _ = lease.release_value(finish(Err(&e))).await;
             }
-            (Err(e), "CALLBACK")
+            let outcome = callback_outcome(&e);
+            (Err(e), outcome)
         }
         (Ok(_), Some(lost)) => ours(lost),
         (Ok(out), None) => match lease.ended().is_cancelled() {

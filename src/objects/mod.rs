@@ -28,6 +28,10 @@ use retry::{Abandon, RetryPolicy};
 /// `wait_for` polls at most this often (seconds).
 pub(crate) const MIN_POLL_INTERVAL: f64 = 0.05;
 
+/// Why a delete cancelled in flight is an ambiguous write: the key is still there, and the delete
+/// sent may yet reach the store.
+const DELETE_MAY_LAND: &str = "the call was cancelled while a delete that may still land was on its way";
+
 /// A write that landed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
@@ -104,10 +108,13 @@ impl Default for WaitOptions {
 ///
 /// With [`Objects::with_cancel`] (or `with_cancel` on a [`crate::Fencepost`], [`crate::Doc`] or
 /// [`crate::Lease`]), a cancelled call stops its waits (backoff, `wait_for`
-/// polls) and retries at once. A read, list or delete, or a write not sent yet, then fails with
-/// the cancel's reason. A put in flight is abandoned and treated like a transport error, but
+/// polls) and retries at once. A read or list, or a write not sent yet, then fails with the
+/// cancel's reason. A put in flight is abandoned and treated like a transport error, but
 /// resolved by a single read-back attempt: landed → success (a landed claim still wins); proven
 /// not landed → the reason; unprovable → [`Error::AmbiguousWrite`] with the reason as its cause.
+/// A delete in flight too: the key gone → success; another version there (a conditional delete)
+/// → the reason; the version it meant to delete still there → [`Error::AmbiguousWrite`] (the
+/// delete sent may yet arrive).
 ///
 /// # Store clock
 ///
@@ -324,7 +331,12 @@ impl Objects {
     /// more (a read) when an attempt went unanswered and the repeat was refused.
     pub async fn delete_if_match(&self, key: &str, etag: &str) -> Result<bool> {
         self.check_key(key)?;
-        let (reply, unanswered) = self.retrying_noted(Request::DeleteIfMatch { key, etag }, Abandon::OnCancel).await?;
+        self.check_cancel()?;
+        let (reply, unanswered) =
+            match self.retrying_noted(Request::DeleteIfMatch { key, etag }, Abandon::OnCancel).await {
+                Ok(answered) => answered,
+                Err(e) => return self.settle_stopped_delete(key, Some(etag), e).await,
+            };
         let deleted = reply.into_deleted();
         if deleted || !unanswered {
             return Ok(deleted);
@@ -443,7 +455,27 @@ impl Objects {
     }
 
     pub(crate) async fn remove(&self, key: &str) -> Result<()> {
-        self.retrying(Request::Delete(key), Abandon::OnCancel).await.map(drop)
+        self.check_cancel()?;
+        match self.retrying(Request::Delete(key), Abandon::OnCancel).await {
+            Ok(_) => Ok(()),
+            Err(e) => self.settle_stopped_delete(key, None, e).await.map(drop),
+        }
+    }
+
+    /// A delete of `key` (of version `etag`, when conditional) that failed with `e`. When `e` is
+    /// the reason of a cancel that came after it was sent, the delete may have landed, and one read
+    /// settles it, as a put in flight is settled: the key gone → deleted; another version there (a
+    /// conditional delete) → it can never land: the reason; the version it meant to delete still
+    /// there (or the read failed) → it may yet land: an ambiguous write. Any other `e` is the answer.
+    async fn settle_stopped_delete(&self, key: &str, etag: Option<&str>, e: Error) -> Result<bool> {
+        if matches!(e, Error::Storage(_)) || self.check_cancel().is_ok() {
+            return Err(e);
+        }
+        match self.read_back(key).await {
+            Ok(None) => Ok(true),
+            Ok(Some(current)) if etag.is_some_and(|etag| current.etag != etag) => Err(e),
+            Ok(Some(_)) | Err(_) => Err(Error::ambiguous(key, DELETE_MAY_LAND, Some(e))),
+        }
     }
 
     /// Create `key` only if absent.

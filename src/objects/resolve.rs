@@ -41,7 +41,7 @@ impl Objects {
     /// The read of a resolution. Its attempts are always made and never abandoned, even when the
     /// call is cancelled (it is what settles a write in flight, and it is prompt when the store
     /// answers reads); retries stop at a cancel like every other wait.
-    async fn read_back(&self, key: &str) -> Result<Option<StoredObject>> {
+    pub(super) async fn read_back(&self, key: &str) -> Result<Option<StoredObject>> {
         Ok(self.retrying(Request::Get(key), Abandon::Never).await?.into_object())
     }
 }

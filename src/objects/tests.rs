@@ -70,6 +70,46 @@ fn an_abandoned_put_gets_one_read_back_attempt() {
     assert_eq!((store.counts().put, store.counts().get), (1, 1), "a single read-back attempt");
 }
 
+/// A delete the cancel abandons in flight: `lands` says whether it reached the store first (its
+/// answer then never comes) or never leaves.
+fn abandoned_delete(lands: bool) -> (Result<()>, Shared<FaultStore>) {
+    let memory = MemoryStore::new();
+    futures::executor::block_on(memory.put("k", b"x", &Precondition::None, &WriteMeta::default())).unwrap();
+    let store = Shared::new(FaultStore::new(Shared::new(memory)));
+    let cancel = Cancel::new();
+    let c = cancel.clone();
+    let hang = move || -> crate::base::future::BoxFuture<'static, ()> {
+        let c = c.clone();
+        Box::pin(async move {
+            c.cancel();
+            std::future::pending::<()>().await
+        })
+    };
+    store.inject(Op::Delete, if lands { Fault::After(Box::new(hang)) } else { Fault::Before(Box::new(hang)) });
+    let clock = ManualClock::starting_2026();
+    let objects = Objects::new(store.clone(), Shared::new(clock), slow_retries()).unwrap().with_cancel(&cancel);
+    (futures::executor::block_on(objects.delete("k")), store)
+}
+
+#[test]
+fn a_delete_abandoned_in_flight_is_settled_by_one_read() {
+    let (landed, store) = abandoned_delete(true);
+    assert!(landed.is_ok(), "gone: the delete is done ({landed:?})");
+    assert_eq!((store.counts().delete, store.counts().get), (1, 1), "one read settles it");
+    let (pending, store) = abandoned_delete(false);
+    let e = pending.unwrap_err();
+    assert!(matches!(&e, Error::AmbiguousWrite { cause: Some(c), .. } if matches!(**c, Error::Aborted)), "{e:?}");
+    assert_eq!((store.counts().delete, store.counts().get), (1, 1));
+    // Cancelled before anything was sent: the reason, and nothing sent.
+    let store = Shared::new(FaultStore::new(Shared::new(MemoryStore::new())));
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let objects = Objects::new(store.clone(), Shared::new(ManualClock::starting_2026()), slow_retries()).unwrap();
+    let e = futures::executor::block_on(objects.with_cancel(&cancel).delete("k")).unwrap_err();
+    assert!(matches!(e, Error::Aborted), "{e:?}");
+    assert_eq!(store.counts().total(), 0, "nothing sent");
+}
+
 /// A store whose clock is `true_time` (+ `skew`) and which reports it with every response, as an
 /// S3 server's `Date` header does.
 struct ClockedStore {

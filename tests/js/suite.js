@@ -117,7 +117,11 @@ export function cases(env) {
       await rejects(call(), lib.InvalidArgument, "typo'd option");
     }
     await rejects(w.db.lease("k", { ttl: "30" }), lib.InvalidArgument, "wrong type");
+    // Half a signal (no removeEventListener, which the call needs to let go of it) is refused too.
+    await rejects(w.db.claim("k", 1, { signal: { aborted: false, addEventListener() {} } }), lib.InvalidArgument, "not a signal");
     eq(w.counts(), w.req(0, 0), "nothing sent");
+    const e2 = await rejects(w.db.withLease("k", { ttl: 1 }), lib.InvalidArgument, "no function");
+    assert(e2.message.endsWith("got undefined"), `names what it got: ${e2.message}`);
   });
 
   test("JS surface: every error's stack includes the caller's own frame", async () => {
@@ -128,7 +132,10 @@ export function cases(env) {
       const errors = [];
       const calls = [() => w.db.claim("log/reserved", 1), () => w.db.lease("job", { ttl: 30, stealIfExpire: true }),
         () => w.db.doc("nothing").update((v) => v), async () => (await held.release(), await held.renew()),
-        () => w.db.doc("made").update(() => 10n, { create: 1 })];
+        () => w.db.doc("made").update(() => 10n, { create: 1 }),
+        async () => {
+          for await (const seen of w.db.watch("log/reserved")) assert(seen === "never", "no change of a reserved key");
+        }];
       for (const call of calls) {
         try {
           await call();
@@ -139,7 +146,7 @@ export function cases(env) {
       return errors;
     }
     const errors = await callerFrameProbe();
-    eq(errors.map((e) => e.code), ["INVALID_ARGUMENT", "INVALID_ARGUMENT", "NOT_FOUND", "LEASE_LOST", "INVALID_ARGUMENT"], "codes");
+    eq(errors.map((e) => e.code), ["INVALID_ARGUMENT", "INVALID_ARGUMENT", "NOT_FOUND", "LEASE_LOST", "INVALID_ARGUMENT", "INVALID_ARGUMENT"], "codes");
     // A callback's result that JSON cannot hold is the call's own InvalidArgument, its event too.
     const events = [];
     const heard = new lib.Fencepost(w.store, { onEvent: (e) => e.type === "call" && events.push(e.outcome) });
@@ -149,6 +156,22 @@ export function cases(env) {
       assert(e instanceof lib.FencepostError, `typed: ${e}`);
       assert(String(e.stack).includes("callerFrameProbe"), `caller's frame in the stack: ${e.stack}`);
     }
+    // A period's LeaseLost is one object (signal.reason too); each caller that meets it finds its
+    // own frame in its stack.
+    const over = await w.db.lease("over", { ttl: 30 });
+    await over.release();
+    const caught = async (/** @type {() => Promise<unknown>} */ call) => call().then(() => null, (e) => e);
+    async function firstLeaseCaller() {
+      return caught(() => over.renew());
+    }
+    async function secondLeaseCaller() {
+      return caught(() => over.write(1));
+    }
+    const first = await firstLeaseCaller();
+    assert(first instanceof lib.LeaseLost && String(first.stack).includes("firstLeaseCaller"), `first caller's frame: ${first?.stack}`);
+    const second = await secondLeaseCaller();
+    assert(second === over.signal.reason, "the period's one LeaseLost");
+    assert(String(second.stack).includes("secondLeaseCaller"), `second caller's frame: ${second.stack}`);
   });
 
   test("JS surface: after release every method rejects with LeaseLost and signal is aborted", async () => {
@@ -654,6 +677,24 @@ export function cases(env) {
     const bad = await record(w, "bad");
     eq([bad.status, bad.error.name], ["failed", "InvalidArgument"], "recorded as a failure");
     assert(bad.error.message.includes("BigInt") && !bad.error.message.startsWith("invalid argument"), `recorded message: ${bad.error.message}`);
+  });
+
+  test("events: a fencepost error thrown through a callback is the call's outcome; any other error is CALLBACK", async () => {
+    const w = world(env);
+    const outcomes = [];
+    const db = new lib.Fencepost(w.store, { ...w.options, onEvent: (e) => e.type === "call" && outcomes.push(`${e.method} ${e.outcome}`) });
+    const numbers = { "~standard": { version: 1, vendor: "test", validate: (v) => (typeof v === "number" ? { value: v } : { issues: [{ message: "not a number" }] }) } };
+    const bad = await db.doc("n", { schema: numbers }).update(() => "ten", { create: 1 }).catch((e) => e);
+    assert(bad instanceof lib.InvalidArgument, `the schema refused fn's result: ${bad}`);
+    // A guarded write inside withLease meets the period's end: fn rethrows the LeaseLost.
+    const lost = await db.withLease("job", { ttl: 30 }, async (lease) => {
+      await w.peer().breakLease("job");
+      await lease.write("after the break");
+    }).catch((e) => e);
+    assert(lost instanceof lib.LeaseLost, `fn's LeaseLost: ${lost}`);
+    const boom = new Error("boom");
+    eq(await db.withLease("other", { ttl: 30 }, () => { throw boom; }).catch((e) => e), boom, "fn's own error, unchanged");
+    eq(outcomes, ["doc.update INVALID_ARGUMENT", "withLease LEASE_LOST", "withLease CALLBACK"], "outcomes");
   });
 
   test("once: a runner killed mid-run leaves running; it is re-run after its ttl", async () => {
