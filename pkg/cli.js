@@ -16,7 +16,7 @@ import { createInterface } from "node:readline";
 // Node's entry loads the wasm; the API comes from the module every entry shares (so the bundle's
 // entries share one chunk: scripts/bundle-pkg.mjs).
 import "./node.js";
-import { Fencepost, s3Store, azureStore, gcsStore, checkStore } from "./index.js";
+import { Fencepost, InvalidArgument, s3Store, azureStore, gcsStore, checkStore } from "./index.js";
 // The package's version, inlined when the package is bundled (scripts/bundle-pkg.mjs): the
 // shipped command line is dist/cli.js, one folder below package.json.
 import packageJson from "./package.json" with { type: "json" };
@@ -262,7 +262,8 @@ async function* only(/** @type {AsyncIterable<Entry>} */ source, /** @type {(e: 
 
 /**
  * `inspect` of every listed key, in key order, at most WINDOW reads in flight, so a prefix of
- * 100,000 keys is never one array.
+ * 100,000 keys is never one array. A key fencepost does not read (CairnDB's `log/…` and
+ * `snapshots/…` in a shared bucket: inspect refuses them) is kind `other`, from the listing alone.
  * @param {Fencepost} db @param {AsyncIterable<Entry>} entries
  */
 async function* inspectAll(db, entries) {
@@ -274,8 +275,9 @@ async function* inspectAll(db, entries) {
     if ("error" in r) throw r.error;
     return r.seen;
   };
-  for await (const { key } of entries) {
-    reads.push(db.inspect(key).then((seen) => ({ seen }), (error) => ({ error })));
+  for await (const entry of entries) {
+    const other = { ...entry, kind: "other" };
+    reads.push(db.inspect(entry.key).then((seen) => ({ seen }), (error) => (error instanceof InvalidArgument ? { seen: other } : { error })));
     if (reads.length >= WINDOW) yield await settle();
   }
   while (reads.length) yield await settle();

@@ -6,6 +6,7 @@
 // property once), this exercises the store through fencepost's own operations, with the request
 // counts each must cost.
 
+import { InvalidArgument } from "./errors.js";
 import { options } from "./options.js";
 import { Fencepost as Client } from "./db.js";
 import { checkStore, countingStore, toStore } from "./stores.js";
@@ -205,7 +206,7 @@ async function runCase(/** @type {any} */ store, /** @type {(typeof CASES)[numbe
  */
 /**
  * @overload
- * @param {any} store @param {{}} [opts]
+ * @param {any} store @param {{signal?: AbortSignal}} [opts]
  * @returns {Promise<StoreConformanceReport>}
  */
 /**
@@ -213,7 +214,8 @@ async function runCase(/** @type {any} */ store, /** @type {(typeof CASES)[numbe
  * @returns {Promise<StoreConformanceReport> | void}
  */
 export function storeConformance(store, opts) {
-  const { test } = options(opts, { test: "function" }, "storeConformance options");
+  const { test, signal } = options(opts, { test: "function", signal: "signal" }, "storeConformance options");
+  if (test && signal) throw new InvalidArgument("storeConformance options: a test runner stops its own tests; give test or signal, not both");
   const s = toStore(store);
   if (test) {
     for (const [name, fn] of CASES) test(name, () => runCase(s, fn));
@@ -223,6 +225,8 @@ export function storeConformance(store, opts) {
     /** @type {{name: string, ok: boolean, error?: string}[]} */
     const cases = [];
     for (const [name, fn] of CASES) {
+      // Between cases: a case runs to its end, so that it cleans up what it wrote.
+      if (signal?.aborted) throw signal.reason;
       try {
         await runCase(s, fn);
         cases.push({ name, ok: true });

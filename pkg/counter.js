@@ -3,16 +3,18 @@
 
 import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, finite, options, string } from "./options.js";
-import { run } from "./binding.js";
+import { isReady, run, runSync } from "./binding.js";
 import { checked } from "./events.js";
 
 /**
- * `db.counter(key, {shards})`: the handle (plain data: no request, nothing held).
+ * `db.counter(key, {shards})`: the handle (plain data: no request, nothing held). The core judges
+ * the key and `shards` here where the wasm is loaded (else on the first call).
  * @param {import("./binding.js").Recipe} db @param {string} key @param {any} opts
  */
 export function openCounter(db, key, opts) {
   string(key, "key");
   const { shards } = options(opts, { shards: "number" }, "counter options");
+  if (isReady()) runSync("counter.open", db, { args: { key, shards: shards ?? undefined } });
   return new Counter(db, key, shards ?? undefined);
 }
 

@@ -13,6 +13,7 @@ const FAULT_OPTIONS = /** @type {const} */ ({ status: "number", code: "string", 
 export class FaultStore extends Store {
   /** @internal */
   constructor(/** @type {Store} */ inner, /** @type {ManualClock | undefined} */ clock, /** @type {number | undefined} */ timeout) {
+    if (!(inner instanceof Store)) throw new InvalidArgument("a FaultStore is made by faultStore(store)");
     super("fault", { inner: inner[RECIPE], clock: clock?.[RECIPE], timeout }, { inner });
     /** @type {"fault"} */
     this.kind;

@@ -118,6 +118,8 @@ export function customHost(impl) {
     async delete(key, ifMatch, signal) {
       const deleted = await calling(() => impl.delete(key, ifMatch === undefined ? { signal } : { ifMatch, signal }));
       if (ifMatch !== undefined && typeof deleted !== "boolean") throw malformed("something that is not a boolean to a delete with ifMatch");
+      // A plain delete may answer nothing (`undefined`); anything else but a boolean is a broken store.
+      if (deleted !== undefined && typeof deleted !== "boolean") throw malformed("something that is not a boolean to a delete");
       return deleted !== false;
     },
     /** @param {string} prefix @param {string | undefined} startAfter @param {string | undefined} cursor @param {AbortSignal | undefined} signal */

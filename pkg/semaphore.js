@@ -3,7 +3,7 @@
 
 import { InvalidArgument, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, func, options, string } from "./options.js";
-import { run } from "./binding.js";
+import { isReady, run, runSync } from "./binding.js";
 import { leaseHandle, withHeld } from "./lease.js";
 import { checked } from "./events.js";
 
@@ -12,8 +12,8 @@ const ACQUIRE_OPTIONS = /** @type {const} */ ({ holder: "string", wait: "number"
 const WITH_PERMIT_OPTIONS = /** @type {const} */ ({ ...ACQUIRE_OPTIONS, every: "number" });
 
 /**
- * `db.semaphore(key, {limit, ttl})`: the handle (no request; the core judges `limit` and `ttl`
- * on the first call).
+ * `db.semaphore(key, {limit, ttl})`: the handle (no request). The core judges the key, `limit`
+ * and `ttl` here where the wasm is loaded (else on the first call, in a browser before it is).
  * @param {import("./binding.js").Recipe} db @param {string} key @param {any} opts
  */
 export function openSemaphore(db, key, opts) {
@@ -22,6 +22,7 @@ export function openSemaphore(db, key, opts) {
   const { limit, ttl } = options(opts, SEMAPHORE_OPTIONS, "semaphore options");
   if (limit === undefined || limit === null) throw new InvalidArgument("semaphore options.limit is required");
   if (ttl === undefined || ttl === null) throw new InvalidArgument("semaphore options.ttl (seconds) is required");
+  if (isReady()) runSync("semaphore.open", db, { args: { key, limit, ttl } });
   return new Semaphore(db, key, limit, ttl);
 }
 

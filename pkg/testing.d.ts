@@ -73,7 +73,8 @@ export interface StoreConformanceReport {
  * Run fencepost's store conformance cases against `store` (each under a fresh
  * `__fencepost_conformance/<random>/` prefix, cleaned up after). With `{test}` (node:test's or
  * bun:test's `test`, vitest's `test`/`it`, `Deno.test`) each case is registered as a test;
- * without it they run at once and the report is returned.
+ * without it they run at once and the report is returned (`signal`: no case starts once it has
+ * aborted, and the Promise rejects with its reason).
  */
 export declare function storeConformance(store: Store | R2BucketLike, options: { test: (name: string, fn: () => Promise<void>) => unknown }): void;
-export declare function storeConformance(store: Store | R2BucketLike, options?: {}): Promise<StoreConformanceReport>;
+export declare function storeConformance(store: Store | R2BucketLike, options?: { signal?: AbortSignal }): Promise<StoreConformanceReport>;

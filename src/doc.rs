@@ -22,6 +22,8 @@ use crate::objects::versions::Version;
 
 /// See [`Doc::DEFAULT_MAX_ATTEMPTS`].
 pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 10;
+/// The most attempts an update may be given.
+pub const MAX_UPDATE_ATTEMPTS: u32 = 1000;
 
 /// A document's value (as `T`: any `serde` type, `serde_json::Value` by default) and the etag of
 /// the version it came from.
@@ -224,8 +226,8 @@ pub(crate) async fn update(
     create: Option<Value>,
     max_attempts: u32,
 ) -> Result<Value> {
-    if max_attempts == 0 || max_attempts > 1000 {
-        return Err(Error::invalid("maxAttempts must be between 1 and 1000"));
+    if max_attempts == 0 || max_attempts > MAX_UPDATE_ATTEMPTS {
+        return Err(Error::invalid(format!("maxAttempts must be between 1 and {MAX_UPDATE_ATTEMPTS}")));
     }
     let create = create.map(checked).transpose()?;
     // From the version this handle last saw: one guarded PUT when nobody else wrote since.

@@ -171,11 +171,13 @@ pub use watch::{Change, MIN_WATCH_INTERVAL, Seen, Watch, Watcher};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::base::error::quoted;
+    pub use crate::base::number::number_text;
     pub use crate::codec::json::{
         ErrorKind as JsonErrorKind, fields_text as json_fields_text, read as read_json,
         texts_object as json_texts_object, to_canonical, to_canonical_text,
     };
-    pub use crate::counter::DEFAULT_SHARDS;
+    pub use crate::counter::{DEFAULT_SHARDS, MAX_SHARDS};
+    pub use crate::doc::MAX_UPDATE_ATTEMPTS;
     #[cfg(target_arch = "wasm32")]
     pub use crate::host::{
         io::{request_mark, requests_in_flight_since},

@@ -184,8 +184,12 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
             return ready(stores::manual_clock(target)?.now().map_or(Value::Null, |t| t.as_millis_f64().into()));
         }
         "clock.stepUntil" => {
-            let until = a.number("until").ok_or_else(|| Error::invalid("until is required"))?;
-            return ready(Value::from(stores::manual_clock(target)?.step_until(Timestamp::from_millis_f64(until))));
+            let until = a.number("until").map(Timestamp::from_millis_f64);
+            // A clock stays within the times a lease document can record, as `manualClock(start)` does.
+            let until = until.filter(|t| t.is_on_wire()).ok_or_else(|| {
+                Error::invalid("advance(seconds) would move the clock past the year 9999, the last a lease can record")
+            })?;
+            return ready(Value::from(stores::manual_clock(target)?.step_until(until)));
         }
         "clock.ioInFlight" => return ready(Value::from(stores::io_in_flight(target)? as u32)),
         "drop" => {
@@ -253,6 +257,8 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
                 })
             })
         }
+        // A handle's settings judged when it is made (no request).
+        "semaphore.open" => semaphore(&db, &a).and_then(|_| ready(Value::Null)),
         "semaphore.acquire" => {
             let (semaphore, options) = (semaphore(&db, &a)?, permit_options(&a));
             work(async move {
@@ -344,7 +350,7 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
         "doc.update" => {
             let doc: fencepost::Doc = db.doc(&a.string("key")?)?;
             let max_attempts = a
-                .count("maxAttempts", "update options.maxAttempts")?
+                .count("maxAttempts", "update options.maxAttempts", fencepost::__private::MAX_UPDATE_ATTEMPTS)?
                 .unwrap_or(fencepost::Doc::<Value>::DEFAULT_MAX_ATTEMPTS);
             let create = a.value("create");
             if a.flag("fresh") == Some(true) {
@@ -364,9 +370,14 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
             let doc: fencepost::Doc = db.doc(&a.string("key")?)?;
             work(async move { doc.delete().await.map(|()| Value::Null.into()) })
         }
-        "counter.add" | "counter.value" => {
-            let shards = a.count("shards", "counter options.shards")?.unwrap_or(fencepost::__private::DEFAULT_SHARDS);
+        "counter.open" | "counter.add" | "counter.value" => {
+            let shards = a
+                .count("shards", "counter options.shards", fencepost::__private::MAX_SHARDS)?
+                .unwrap_or(fencepost::__private::DEFAULT_SHARDS);
             let counter = db.counter_with_shards(&a.string("key")?, shards)?;
+            if op == "counter.open" {
+                return ready(Value::Null);
+            }
             if op == "counter.value" {
                 return work(async move { Ok(Value::from(counter.value().await? as f64).into()) });
             }
@@ -519,7 +530,7 @@ fn describe_failure(e: &Error) -> (String, String, &'static str) {
 /// The semaphore a call names (`{key, limit, ttl}`).
 fn semaphore(db: &Fencepost, a: &Args) -> Result<Semaphore> {
     let limit = a
-        .count("limit", "semaphore options.limit")?
+        .count("limit", "semaphore options.limit", fencepost::MAX_SEMAPHORE_LIMIT)?
         .ok_or_else(|| Error::invalid("semaphore options.limit is required"))?;
     let ttl = a.number("ttl").ok_or_else(|| Error::invalid("semaphore options.ttl (seconds) is required"))?;
     db.semaphore(&a.string("key")?, limit, ttl)

@@ -94,14 +94,13 @@ impl Args {
     /// core's to judge. One outside it is refused here, naming it (clamped, the core's message
     /// would name another number).
     #[inline(never)]
-    pub fn count(&self, name: &str, what: &str) -> Result<Option<u32>> {
+    pub fn count(&self, name: &str, what: &str, max: u32) -> Result<Option<u32>> {
         match self.number(name) {
             None => Ok(None),
-            Some(n) if n.fract() != 0.0 => Err(Error::invalid(format!("{what} must be an integer"))),
-            Some(n) if (0.0..=f64::from(u32::MAX)).contains(&n) => Ok(Some(n as u32)),
+            Some(n) if n.fract() == 0.0 && (1.0..=f64::from(max)).contains(&n) => Ok(Some(n as u32)),
             Some(n) => Err(Error::invalid(format!(
-                "{what} must be an integer from 0 to 4294967295, got {}",
-                text(&Value::from(n))
+                "{what} must be an integer from 1 to {max}, got {}",
+                fencepost::__private::number_text(n)
             ))),
         }
     }

@@ -92,6 +92,10 @@ impl Store {
                 return Err(Error::invalid(format!("inject option op must be get, put, delete or list, not {other}")));
             }
         };
+        // A conflict is a competing write: only a put meets one.
+        if fault == Injected::Conflict && op.is_some_and(|op| op != Op::Put) {
+            return Err(Error::invalid("a \"conflict\" is injected on puts only (op: \"put\", or no op)"));
+        }
         // A lost response only means something for a request that changes the store.
         let op = op.or((fault == Injected::LostResponse).then_some(Op::Put));
         faults.add_rule(Rule { fault, op, key_prefix: args.text("key").unwrap_or_default(), times });

@@ -29,7 +29,7 @@ export function bytes(/** @type {number | undefined} */ n) {
 }
 
 /** @typedef {{epoch: number, holder: string | null, deadlineAt: Date | null, expired: boolean, released: boolean, expiresIn: number, state: unknown}} LeaseView */
-/** @typedef {{key: string, etag: string, size: number, lastModified: Date | null, kind: "lease" | "json" | "bytes", value: any, lease?: LeaseView}} Seen */
+/** @typedef {{key: string, etag: string, size: number, lastModified: Date | null, kind: "lease" | "json" | "bytes" | "other", value?: any, lease?: LeaseView}} Seen `other`: a key fencepost does not read (CairnDB's) */
 
 /**
  * What `db.inspect` returned, as a JSON-ready record: the same fields; bytes as base64; the holder

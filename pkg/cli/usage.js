@@ -66,7 +66,8 @@ export const COMMANDS = {
     help: `One line per key under [prefix] (default: every key), in key order, from the listing alone
 (one request per 1,000 keys, no object read): age (since the store last wrote it), size, key.
 With --long each key is read (inspect, one request each) and its line starts with its kind (lease,
-json or bytes); a lease adds its epoch, its holder as a fingerprint (its first 6 characters),
+json or bytes; other for a key fencepost does not read, as CairnDB's log/ and snapshots/ in a shared
+bucket); a lease adds its epoch, its holder as a fingerprint (its first 6 characters),
 "expires in …", "expired … ago" or "released", and what it is used for when its shape says (a
 once record, a semaphore slot). With --held only the leases held now (a holder, the deadline
 ahead), as --long prints them; only objects large enough to be a held lease are read. On a

@@ -74,7 +74,7 @@ pub(crate) fn python_float_repr(f: f64) -> String {
 
 /// A number for a message, as JS would print it (`30`, `0.5`, `1e+21`), without pulling float
 /// formatting from `core::fmt` into the wasm: the same shortest digits as the wire format.
-pub(crate) fn number_text(f: f64) -> String {
+pub fn number_text(f: f64) -> String {
     if !f.is_finite() {
         return if f.is_nan() {
             "NaN".into()

@@ -374,6 +374,37 @@ fn with_lease_caller_cancel_leaves_f_running_and_releases_at_its_end() {
 }
 
 #[test]
+fn with_lease_cancelled_while_its_acquisition_lands_does_not_run_f_and_releases() {
+    let mut sim = Sim::new();
+    let cancel = Cancel::new();
+    let c = cancel.clone();
+    // The acquisition's put lands; the cancel comes before its answer does.
+    sim.store.inject(
+        Op::Put,
+        Fault::after(async move {
+            c.cancel_with(Error::invalid("shutting down"));
+        }),
+    );
+    let ran = Rc::new(Cell::new(false));
+    let (db, r) = (sim.db().with_cancel(&cancel), ran.clone());
+    let done = sim.spawn(async move {
+        db.with_lease("job", LeaseOptions::new(30.0), async move |_| {
+            r.set(true);
+            Ok::<_, Error>(())
+        })
+        .await
+    });
+    let outcome = sim.run_until_done(&done, 1.0);
+    assert!(matches!(outcome, Err(Error::InvalidArgument(ref m)) if m == "shutting down"), "{outcome:?}");
+    assert!(!ran.get(), "f did not start");
+    assert_eq!(
+        (sim.stored("job")["epoch"].as_u64(), &sim.stored("job")["holder"]),
+        (Some(1), &Value::Null),
+        "released"
+    );
+}
+
+#[test]
 fn break_lease_fences_the_stuck_holder_and_the_next_epoch_is_higher() {
     let mut sim = Sim::new();
     let db = sim.db();

@@ -116,6 +116,13 @@ where
     E: From<Error> + 'static,
 {
     let lease = lease.counted_in(call);
+    // Cancelled while the acquisition was on its way, and it landed: `f` does not start. The lease
+    // goes back at once (its release is not the caller's to cancel; `once` records the run as
+    // failed, so the next call runs it), and the call ends with the cancel's reason.
+    if let Err(reason) = call.check_cancel() {
+        let _ = lease.release_value(finish(Err(&E::from(reason.clone())))).await;
+        return ours(reason);
+    }
     let mut held = ReleaseOnDrop::arm(&lease);
     let stop = Cancel::new();
     let mut keep_alive = pin!(lease.keep_alive_with(every, &stop));

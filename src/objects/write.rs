@@ -121,7 +121,7 @@ impl Objects {
             // Not there yet, but an unanswered or abandoned attempt may still land.
             (Resolution::NotLanded, Stop::Refused(e)) => Err(Error::ambiguous(
                 key,
-                "an attempt that went unanswered may still land, and the later ones failed",
+                "an attempt whose outcome is unknown (no answer, or a 500) may still land, and the later ones failed",
                 Some(e),
             )),
             (Resolution::NotLanded, Stop::Cancelled(e)) => Err(Error::ambiguous(

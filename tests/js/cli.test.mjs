@@ -287,6 +287,23 @@ for (const runtime of Object.keys(RUNTIMES)) {
     assert.ok(lines(full.stdout)[0].includes(`holder ${held.holder}  expires in`), full.stdout);
   });
 
+  test(`${runtime}: ls --long, --held and --json go on past CairnDB's keys in a shared bucket (kind other)`, { skip }, async () => {
+    const { prefix } = await seed(runtime);
+    // CairnDB's log, written beside fencepost's keys (fencepost itself refuses to write there).
+    await dbOn(undefined).objects.put(`${prefix}/log/00000001.json`, "{}");
+    const long = await cli(runtime, prefix, ["ls", "--long"]);
+    assert.equal(long.code, 0, long.stderr);
+    assert.deepEqual(lines(long.stdout).map((l) => l.split(/\s+/)[0]), ["json", "json", "lease", "lease", "other", "bytes"]);
+    assert.match(lines(long.stdout)[4], /^other\s+\d+s\s+2 B\s+log\/00000001\.json$/);
+    const json = await cli(runtime, prefix, ["ls", "--json"]);
+    assert.equal(json.code, 0, json.stderr);
+    const other = lines(json.stdout).map((l) => JSON.parse(l)).find((x) => x.key === "log/00000001.json");
+    assert.deepEqual([other?.kind, other?.size], ["other", 2]);
+    const held = await cli(runtime, prefix, ["ls", "--held"]);
+    assert.equal(held.code, 0, held.stderr);
+    assert.deepEqual(lines(held.stdout).map((l) => l.split(/\s{2,}/)[3]), ["jobs/held"]);
+  });
+
   test(`${runtime}: ls --long --json is NDJSON, one inspect record per line`, { skip }, async () => {
     const { prefix, db, held } = await seed(runtime);
     const r = await cli(runtime, prefix, ["ls", "--long", "--json"]);

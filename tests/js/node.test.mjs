@@ -51,6 +51,15 @@ describe("node / store conformance catches a broken custom store", () => {
     const report = await testing.storeConformance(lib.customStore(mapStoreImpl()));
     if (!report.ok || report.cases.length < 12) throw new Error(JSON.stringify(report.cases.filter((c) => !c.ok)));
   });
+  test("a delete answered with something other than a boolean (or nothing) is a malformed answer", async () => {
+    const impl = /** @type {any} */ (mapStoreImpl());
+    const plain = impl.delete.bind(impl);
+    impl.delete = async (/** @type {string} */ key, /** @type {any} */ o) => (await plain(key, o), "x");
+    const e = await new lib.Fencepost(lib.customStore(impl)).objects.delete("k").catch((err) => err);
+    if (!(e instanceof lib.StorageError) || e.s3Code !== "MalformedResponse") throw new Error(`expected a MalformedResponse: ${e}`);
+    impl.delete = async (/** @type {string} */ key, /** @type {any} */ o) => void (await plain(key, o));
+    await new lib.Fencepost(lib.customStore(impl)).objects.delete("k"); // nothing answered: fine
+  });
 });
 
 // A custom store's thrown `retryable` error: a read is tried again; a write is read back first
