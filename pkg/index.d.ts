@@ -281,7 +281,7 @@ export interface CallEvent {
   /** Requests the call made, all of them: a call holding a lease throughout (withLease, once, withPermit) counts its acquisition, renewals, the writes through the lease and the release. */
   requests: number;
   ms: number;
-  /** "ok", or the error's `code` ("ABORTED" when cancelled by its signal, "CALLBACK" when a callback — a transition, a withLease function — failed). */
+  /** "ok", or the error's `code` ("ABORTED" when cancelled by its signal, "CALLBACK" when a callback — a transition, a withLease function — failed with an error other than fencepost's own). */
   outcome: "ok" | import("./errors.js").FencepostErrorCode | "ABORTED" | "CALLBACK";
 }
 

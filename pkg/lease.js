@@ -10,7 +10,8 @@ import { checked, refused } from "./events.js";
 
 /** @typedef {import("./binding.js").Recipe} Db */
 /**
- * A lease handle as plain data (the core's `Lease::snapshot`): rebuilt by the core for each call.
+ * A lease handle as plain data (the core's `Lease::snapshot`): what the core rebuilds the period
+ * from when it no longer keeps it built (see `#naming`).
  * @typedef {{key: string, holder: string, epoch: number, ttl: number, etag: string | null, deadline: string,
  *   state: any, released: boolean, extra: object, meta: object}} Snapshot
  */
@@ -198,7 +199,8 @@ const LIVE_FIELDS = {
 /**
  * `e`, its stack taken again where it is thrown now. A period's `LeaseLost` is one object (every
  * call after the end rejects with it, and `signal.reason` is it), so that each caller still finds
- * its own frame in the stack, as every fencepost error carries it. Where the runtime has no
+ * its own frame in the stack, as every fencepost error carries it (one object: its stack is the
+ * latest thrower's). Where the runtime has no
  * `Error.captureStackTrace`, the stack stays the one it was made with.
  * @template E @param {E} e @returns {E}
  */

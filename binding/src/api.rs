@@ -571,9 +571,10 @@ fn lease_options(a: &Args) -> Result<LeaseOptions> {
     Ok(options)
 }
 
-/// A call through a lease handle: on its snapshot (`lease`), or on the lease kept alive under
-/// `live`. The reply carries the snapshot after the call (a failure too, then: what the handle
-/// learnt stays learnt) and why the period ended, when it did.
+/// A call through a lease handle: on the lease kept alive under `live`, the one kept since its
+/// last call under `kept`, or its snapshot (`callbacks.lease`). The reply carries the snapshot
+/// after the call (a failure too, then: what the handle learnt stays learnt), the id it is kept
+/// under for the next call, and why the period ended, when it did.
 fn lease_call(op: &str, db: &Fencepost, mut a: Args, cb: Callbacks, cancel: Option<Cancel>) -> Result<Work> {
     let live = a.number("live").map(|id| id as u32);
     // The handle's period: its live entry under keep-alive, else the lease kept built since its
@@ -685,8 +686,11 @@ fn callback_error(thrown: JsValue) -> Error {
         return Error::invalid(field("message").unwrap_or_default());
     }
     // A fencepost error thrown through the callback (a schema's `InvalidArgument`, a guarded
-    // write's `LeaseLost`) reaches the caller as it is, and the call's outcome is its code.
-    match field("code") {
+    // write's `LeaseLost`) reaches the caller as it is, and the call's outcome is its code: its
+    // class's (`LeaseLost.code`), so a user's error with a `code` of its own stays `CALLBACK`.
+    let class = Settings { object: &thrown, store: "" }.field("constructor");
+    let code = Settings { object: &class, store: "" }.text("code");
+    match code {
         Some(code) => Error::callback_coded(thrown, &code),
         None => Error::callback(thrown),
     }

@@ -90,9 +90,9 @@ impl Args {
         self.0.get(name).and_then(Value::as_bool)
     }
 
-    /// A whole number within `u32` (attempts, shards, a limit); its range within that is the
-    /// core's to judge. One outside it is refused here, naming it (clamped, the core's message
-    /// would name another number).
+    /// A whole number from 1 to `max` (attempts, shards, a limit: `max` the core's bound), refused
+    /// here naming the number as given (clamped into `u32` first, the core's message would name
+    /// another number).
     #[inline(never)]
     pub fn count(&self, name: &str, what: &str, max: u32) -> Result<Option<u32>> {
         match self.number(name) {

@@ -7,8 +7,9 @@
 //! - leases under keep-alive (`keepAlive`, `withLease`): from its start until it stops, when the
 //!   JS handle takes its snapshot back;
 //! - lease handles' periods as their last call left them, least recently used out past
-//!   [`MAX_KEPT`], each taken out by the handle's next call: what spares that call parsing the
-//!   snapshot again. A handle whose entry is gone (evicted, or taken by a call that failed at once)
+//!   [`MAX_KEPT`], each taken out by the handle's next call (two calls at once on one handle
+//!   leave one unnamed, for later ones to push out): what spares that call parsing the snapshot
+//!   again. A kept lease holds its store, none of its `Fencepost`'s caches. A handle whose entry is gone (evicted, or taken by a call that failed at once)
 //!   sends its snapshot instead, as every handle could.
 
 use std::cell::RefCell;

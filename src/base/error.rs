@@ -37,7 +37,8 @@ pub enum Error {
     Aborted,
     /// An error raised by a caller-supplied function (a `stateFn`, an `update` callback…), carried
     /// through unchanged so the bindings can hand the very same value back to the caller (`Shared` so
-    /// the error stays `Clone`; the wasm binding downcasts it to a `JsValue`). `Send + Sync`
+    /// the error stays `Clone`; the wasm binding downcasts it to a `JsValue`, through
+    /// [`Error::callback_value`] when it is a [`CodedCallback`]). `Send + Sync`
     /// natively, like every fencepost error, so it crosses threads and fits `anyhow`/`Box<dyn Error + Send + Sync>`.
     Callback(CallbackValue),
 }

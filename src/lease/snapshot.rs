@@ -1,7 +1,7 @@
 //! A lease handle as plain data: what a binding keeps between calls instead of a core object,
 //! so a dropped handle holds no memory of the core's (see the npm package's memory rule). A
-//! snapshot is taken after each call ([`Lease::snapshot`]) and a handle rebuilt from it for the
-//! next ([`Lease::restore`]); rebuilding makes no request.
+//! snapshot is taken after each call ([`Lease::snapshot`]), and a handle is rebuilt from it
+//! ([`Lease::restore`], no request) for a call the binding has not kept the period built for.
 //!
 //! The snapshot is a JSON object: `key`, `holder`, `epoch`, `ttl`, `etag` (null when unknown),
 //! `deadline` (RFC 3339; `deadlineMs` beside it, read by nobody here), `state`, `released`, `extra` (fields of the document fencepost does not

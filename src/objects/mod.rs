@@ -28,8 +28,8 @@ use retry::{Abandon, RetryPolicy};
 /// `wait_for` polls at most this often (seconds).
 pub(crate) const MIN_POLL_INTERVAL: f64 = 0.05;
 
-/// Why a delete cancelled in flight is an ambiguous write: the key is still there, and the delete
-/// sent may yet reach the store.
+/// Why a delete cancelled in flight is an ambiguous write: the key is still there (or could not be
+/// read), and the delete sent may yet reach the store.
 const DELETE_MAY_LAND: &str = "the call was cancelled while a delete that may still land was on its way";
 
 /// A write that landed.
@@ -166,10 +166,13 @@ impl Objects {
     }
 
     /// This handle without its cancel: what a long-lived handle (a lease) keeps from the call
-    /// that created it.
+    /// that created it. Without its `Fencepost`'s doc-version cache too (a lease reads none of
+    /// it), so a lease kept somewhere (a binding's table of kept periods) does not keep up to 1 MB
+    /// of versions alive after its `Fencepost` is gone.
     pub(crate) fn detached(&self) -> Objects {
         let mut detached = self.uncancelled();
         detached.observer.call = None;
+        detached.versions = Shared::default();
         detached
     }
 
@@ -333,9 +336,9 @@ impl Objects {
         self.check_key(key)?;
         self.check_cancel()?;
         let (reply, unanswered) =
-            match self.retrying_noted(Request::DeleteIfMatch { key, etag }, Abandon::OnCancel).await {
+            match self.retrying_or_stopped(Request::DeleteIfMatch { key, etag }, Abandon::OnCancel).await {
                 Ok(answered) => answered,
-                Err(e) => return self.settle_stopped_delete(key, Some(etag), e).await,
+                Err(stopped) => return self.settle_stopped_delete(key, Some(etag), stopped).await,
             };
         let deleted = reply.into_deleted();
         if deleted || !unanswered {
@@ -455,20 +458,21 @@ impl Objects {
     }
 
     pub(crate) async fn remove(&self, key: &str) -> Result<()> {
-        self.check_cancel()?;
-        match self.retrying(Request::Delete(key), Abandon::OnCancel).await {
+        match self.retrying_or_stopped(Request::Delete(key), Abandon::OnCancel).await {
             Ok(_) => Ok(()),
-            Err(e) => self.settle_stopped_delete(key, None, e).await.map(drop),
+            Err(stopped) => self.settle_stopped_delete(key, None, stopped).await.map(drop),
         }
     }
 
-    /// A delete of `key` (of version `etag`, when conditional) that failed with `e`. When `e` is
-    /// the reason of a cancel that came after it was sent, the delete may have landed, and one read
-    /// settles it, as a put in flight is settled: the key gone → deleted; another version there (a
+    /// A delete of `key` (of version `etag`, when conditional) that stopped. When a cancel stopped
+    /// it with an attempt that may still be carried out (in flight, or unanswered), one read settles
+    /// it, as a put in flight is settled: the key gone → deleted; another version there (a
     /// conditional delete) → it can never land: the reason; the version it meant to delete still
-    /// there (or the read failed) → it may yet land: an ambiguous write. Any other `e` is the answer.
-    async fn settle_stopped_delete(&self, key: &str, etag: Option<&str>, e: Error) -> Result<bool> {
-        if matches!(e, Error::Storage(_)) || self.check_cancel().is_ok() {
+    /// there (or the read failed) → it may yet land: an ambiguous write. Otherwise the error is
+    /// the answer (a cancel before anything could land: its reason, with nothing read).
+    async fn settle_stopped_delete(&self, key: &str, etag: Option<&str>, stopped: retry::Stopped) -> Result<bool> {
+        let retry::Stopped { error: e, may_land } = stopped;
+        if !may_land {
             return Err(e);
         }
         match self.read_back(key).await {

@@ -64,18 +64,35 @@ impl Objects {
     /// [`Objects::retrying`], also saying whether an attempt before the answer went unanswered
     /// (a lost response, a 500): it may have been carried out, so the answer is to a repeat.
     pub(crate) async fn retrying_noted(&self, request: Request<'_>, abandon: Abandon) -> Result<(Reply, bool)> {
+        self.retrying_or_stopped(request, abandon).await.map_err(|stopped| stopped.error)
+    }
+
+    /// [`Objects::retrying_noted`], its failure saying whether an attempt may still be carried out
+    /// when a cancel stopped the call: one abandoned in flight, or an earlier one that went
+    /// unanswered (what a delete settles by reading back; nothing else can land).
+    pub(crate) async fn retrying_or_stopped(
+        &self,
+        request: Request<'_>,
+        abandon: Abandon,
+    ) -> std::result::Result<(Reply, bool), Stopped> {
         let mut attempt = 1;
         let mut unanswered = false;
+        let stopped = |error, may_land| Stopped { error, may_land };
         loop {
-            match self.send(request, attempt, abandon).await? {
+            // Cancelled before this attempt is sent: only an earlier unanswered one may land. (A
+            // read-back is never abandoned: it is sent even when the call is cancelled.)
+            if let Abandon::OnCancel = abandon {
+                self.check_cancel().map_err(|e| stopped(e, unanswered))?;
+            }
+            match self.send(request, attempt, abandon).await.map_err(|e| stopped(e, true))? {
                 Ok(v) => return Ok((v, unanswered)),
                 Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
                     unanswered |= e.kind == FailureKind::Indeterminate;
-                    self.backoff(attempt).await?;
+                    self.backoff(attempt).await.map_err(|e| stopped(e, unanswered))?;
                     attempt += 1;
                 }
                 // Fatal, or the budget is spent: report the store's own words.
-                Err(e) => return Err(Error::Storage(e.failure_at(request.object_key()))),
+                Err(e) => return Err(stopped(Error::Storage(e.failure_at(request.object_key())), false)),
             }
         }
     }
@@ -86,6 +103,13 @@ impl Objects {
         let delay = self.retry.delay(retry, random_unit());
         if delay > 0.0 { self.sleep(delay).await } else { Ok(()) }
     }
+}
+
+/// How [`Objects::retrying_or_stopped`] failed: the error, and whether an attempt may still be
+/// carried out (the call was cancelled with one in flight, or after one went unanswered).
+pub(crate) struct Stopped {
+    pub error: Error,
+    pub may_land: bool,
 }
 
 /// Whether a cancel abandons a request in flight ([`Objects::retrying`]).

@@ -110,6 +110,23 @@ fn a_delete_abandoned_in_flight_is_settled_by_one_read() {
     assert_eq!(store.counts().total(), 0, "nothing sent");
 }
 
+#[test]
+fn a_delete_cancelled_in_its_backoff_after_an_answer_reads_nothing() {
+    let store = Shared::new(FaultStore::new(Shared::new(MemoryStore::new())));
+    // Answered (a 503: not carried out), then the backoff's timer, which the cancel cuts short.
+    store.inject(Op::Delete, Fault::Status(503, "SlowDown"));
+    let clock = ManualClock::starting_2026();
+    let objects = Objects::new(store.clone(), Shared::new(clock.clone()), slow_retries()).unwrap();
+    let cancel = Cancel::new();
+    let call = objects.with_cancel(&cancel);
+    let (mut pool, out) = spawn(async move { call.delete("k").await });
+    pool.run_until_stalled();
+    cancel.cancel();
+    pool.run_until_stalled();
+    assert!(matches!(out.borrow_mut().take(), Some(Err(Error::Aborted))), "the reason: nothing can land");
+    assert_eq!((store.counts().delete, store.counts().get), (1, 0), "no read-back");
+}
+
 /// A store whose clock is `true_time` (+ `skew`) and which reports it with every response, as an
 /// S3 server's `Date` header does.
 struct ClockedStore {

@@ -692,7 +692,8 @@ export function cases(env) {
       await lease.write("after the break");
     }).catch((e) => e);
     assert(lost instanceof lib.LeaseLost, `fn's LeaseLost: ${lost}`);
-    const boom = new Error("boom");
+    // A user's own error whose `code` happens to be one of fencepost's is still the user's.
+    const boom = Object.assign(new Error("boom"), { code: "NOT_FOUND" });
     eq(await db.withLease("other", { ttl: 30 }, () => { throw boom; }).catch((e) => e), boom, "fn's own error, unchanged");
     eq(outcomes, ["doc.update INVALID_ARGUMENT", "withLease LEASE_LOST", "withLease CALLBACK"], "outcomes");
   });
