@@ -334,7 +334,6 @@ impl Objects {
     /// more (a read) when an attempt went unanswered and the repeat was refused.
     pub async fn delete_if_match(&self, key: &str, etag: &str) -> Result<bool> {
         self.check_key(key)?;
-        self.check_cancel()?;
         let (reply, unanswered) =
             match self.retrying_or_stopped(Request::DeleteIfMatch { key, etag }, Abandon::OnCancel).await {
                 Ok(answered) => answered,

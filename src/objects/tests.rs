@@ -29,23 +29,31 @@ fn spawn<T: 'static>(f: impl Future<Output = T> + 'static) -> (LocalPool, Shared
     (pool, out)
 }
 
-#[test]
-fn a_cancel_during_backoff_settles_at_once() {
+/// A call whose first attempt of `op` is answered 503, cancelled while it waits to retry (a random
+/// delay of up to 1 s: a timer the cancel must cut short): what it settled with, its store and clock.
+fn cancelled_in_backoff<T: 'static, F: Future<Output = Result<T>> + 'static>(
+    op: Op,
+    call: impl FnOnce(Objects) -> F,
+) -> (Option<Result<T>>, Shared<FaultStore>, ManualClock) {
     let store = Shared::new(FaultStore::new(Shared::new(MemoryStore::new())));
-    // The retry after a 503 waits a random delay of up to 1 s: a timer the cancel must cut short.
-    store.inject(Op::Get, Fault::Status(503, "SlowDown"));
+    store.inject(op, Fault::Status(503, "SlowDown"));
     let clock = ManualClock::starting_2026();
     let objects = Objects::new(store.clone(), Shared::new(clock.clone()), slow_retries()).unwrap();
     let cancel = Cancel::new();
-    let call = objects.with_cancel(&cancel);
-    let (mut pool, out) = spawn(async move { call.get("k").await });
+    let (mut pool, out) = spawn(call(objects.with_cancel(&cancel)));
     pool.run_until_stalled();
     assert!(out.borrow().is_none(), "waiting for the backoff timer");
-    let sent = store.counts().get;
     cancel.cancel();
     pool.run_until_stalled();
-    assert!(matches!(out.borrow_mut().take(), Some(Err(Error::Aborted))));
-    assert_eq!(store.counts().get, sent, "no attempt after the cancel");
+    let settled = out.borrow_mut().take();
+    (settled, store, clock)
+}
+
+#[test]
+fn a_cancel_during_backoff_settles_at_once() {
+    let (out, store, clock) = cancelled_in_backoff(Op::Get, async |objects| objects.get("k").await);
+    assert!(matches!(out, Some(Err(Error::Aborted))));
+    assert_eq!(store.counts().get, 1, "no attempt after the cancel");
     assert_eq!(clock.now().unwrap(), ManualClock::START_2026, "settled without time passing");
     assert_eq!(clock.pending_timers(), 0, "the backoff timer was dropped");
 }
@@ -112,18 +120,9 @@ fn a_delete_abandoned_in_flight_is_settled_by_one_read() {
 
 #[test]
 fn a_delete_cancelled_in_its_backoff_after_an_answer_reads_nothing() {
-    let store = Shared::new(FaultStore::new(Shared::new(MemoryStore::new())));
-    // Answered (a 503: not carried out), then the backoff's timer, which the cancel cuts short.
-    store.inject(Op::Delete, Fault::Status(503, "SlowDown"));
-    let clock = ManualClock::starting_2026();
-    let objects = Objects::new(store.clone(), Shared::new(clock.clone()), slow_retries()).unwrap();
-    let cancel = Cancel::new();
-    let call = objects.with_cancel(&cancel);
-    let (mut pool, out) = spawn(async move { call.delete("k").await });
-    pool.run_until_stalled();
-    cancel.cancel();
-    pool.run_until_stalled();
-    assert!(matches!(out.borrow_mut().take(), Some(Err(Error::Aborted))), "the reason: nothing can land");
+    // Answered (a 503: not carried out), then cancelled in the backoff: nothing can land.
+    let (out, store, _) = cancelled_in_backoff(Op::Delete, async |objects| objects.delete("k").await);
+    assert!(matches!(out, Some(Err(Error::Aborted))), "the reason: nothing can land");
     assert_eq!((store.counts().delete, store.counts().get), (1, 0), "no read-back");
 }
 
