@@ -107,11 +107,13 @@ export function customHost(impl) {
     async put(key, data, condition, meta, signal) {
       const when = condition === undefined ? {} : condition === "*" ? { ifNoneMatch: "*" } : { ifMatch: condition };
       const put = await calling(() => impl.put(key, data, { ...when, meta, signal }));
-      if (put === null || put === undefined) {
+      // Only `null` is a refusal: a `put` that answers nothing (a forgotten `return`) may have
+      // written, and taking it for a refusal would make fencepost retry over its own write.
+      if (put === null) {
         if (condition === undefined) throw malformed("null (refused) to a write without a condition");
         return null;
       }
-      if (!isRecord(put)) throw malformed("something that is neither null nor {etag}");
+      if (!isRecord(put)) throw malformed(put === undefined ? "nothing (undefined) to a write: return {etag}, or null when the condition was refused" : "something that is neither null nor {etag}");
       return etagOf(put.etag, "a write");
     },
     /** @param {string} key @param {string | undefined} ifMatch @param {AbortSignal | undefined} signal */

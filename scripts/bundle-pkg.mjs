@@ -7,7 +7,8 @@
 // they all share, so `fencepost` and `fencepost/testing` (and the command line) still share one
 // wasm instance, one set of error classes and one handle table.
 //
-// Not minified: stack traces and a user's debugger show the JS layer as written. Its comments are
+// The library is not minified (the command line's own code is: below): stack traces and a user's
+// debugger show the JS layer as written. Its comments are
 // dropped, though: esbuild keeps the JSDoc type casts and notes inside expressions (about 5 KB of
 // the packed tarball), so they are cut out afterwards (acorn finds them, so nothing inside a
 // string or template is touched). What tools read stays: the `// file.js` markers before each
@@ -18,7 +19,7 @@
 // import.meta.url)` and `import "./fencepost_bg.wasm"` find it; those imports stay as written
 // (`external`), for Node/Deno to read, wrangler and Vercel to compile, and web bundlers to emit.
 import { parse } from "acorn";
-import { build } from "esbuild";
+import { build, transform } from "esbuild";
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -116,5 +117,14 @@ function wholeLine(/** @type {string} */ code, /** @type {number} */ start, /** 
 for (const file of readdirSync(out, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js"))) {
   const path = join(out, file);
   writeFileSync(path, withoutComments(readFileSync(path, "utf8")));
+}
+
+// The command line's own code (dist/cli.js: its argument parsing, help and output; the library it
+// runs is the shared chunk, untouched) is minified: it is a program, whose users read its messages,
+// not its frames, and minified it is 1.7 KB less of the packed tarball.
+for (const bin of Object.values(manifest.bin)) {
+  const path = join(pkg, bin);
+  const { code } = await transform(readFileSync(path, "utf8"), { minify: true, format: "esm", target: "es2022", legalComments: "none" });
+  writeFileSync(path, code);
 }
 copyFileSync(join(pkg, "fencepost_bg.wasm"), join(out, "fencepost_bg.wasm"));

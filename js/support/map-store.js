@@ -18,7 +18,8 @@ function byBytes(/** @type {string} */ a, /** @type {string} */ b) {
  * counts list requests). The `ignore…` and `loseMeta` flags break it the ways store conformance must
  * catch.
  */
-export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfNoneMatch = false, ignoreDeleteIfMatch = false, loseMeta = false } = {}) {
+export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfNoneMatch = false, ignoreDeleteIfMatch = false, loseMeta = false,
+  etagPerKey = false, offsetCursor = false } = {}) {
   /** @type {Map<string, {data: Uint8Array, etag: string, meta: Record<string, string>, lastModified: number}>} */
   const objects = new Map();
   let version = 0;
@@ -33,7 +34,8 @@ export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfN
       if (!ignoreIfMatch && ifMatch !== undefined && current?.etag !== ifMatch) return null;
       // Quoted as an HTTP ETag header is: a store built over an HTTP API hands these out, and gets
       // them back exactly so.
-      const etag = `"v${++version}"`;
+      // (`etagPerKey`, a flaw: a count per key, which starts again after a delete.)
+      const etag = etagPerKey ? `"v${Number(current?.etag.slice(2, -1) ?? 0) + 1}"` : `"v${++version}"`;
       objects.set(key, { data: data.slice(), etag, meta: loseMeta ? {} : { ...meta }, lastModified: Date.now() });
       return { etag };
     },
@@ -43,14 +45,17 @@ export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfN
       return true;
     },
     list(/** @type {string} */ prefix, /** @type {any} */ { startAfter, cursor }) {
-      const after = cursor ?? startAfter;
-      const keys = [...objects.keys()].filter((k) => k.startsWith(prefix) && (after === undefined || byBytes(k, after) > 0)).sort(byBytes);
+      // (`offsetCursor`, a flaw: the cursor counts the entries listed before it.)
+      const skip = offsetCursor ? Number(cursor ?? 0) : 0;
+      const after = offsetCursor ? startAfter : cursor ?? startAfter;
+      const keys = [...objects.keys()].filter((k) => k.startsWith(prefix) && (after === undefined || byBytes(k, after) > 0)).sort(byBytes).slice(skip);
       const page = keys.slice(0, pageSize);
       const entries = page.map((key) => {
         const o = /** @type {any} */ (objects.get(key));
         return { key, etag: o.etag, size: o.data.length, lastModified: o.lastModified };
       });
-      return { entries, cursor: keys.length > pageSize ? page[page.length - 1] : undefined };
+      const more = keys.length > pageSize;
+      return { entries, cursor: !more ? undefined : offsetCursor ? String(skip + pageSize) : page[page.length - 1] };
     },
   };
 }

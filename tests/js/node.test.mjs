@@ -37,6 +37,8 @@ describe("node / store conformance catches a broken custom store", () => {
     "ignores ifMatch": [{ ignoreIfMatch: true }, "a compare-and-swap lands on the current etag only (If-Match)"],
     "ignores ifNoneMatch": [{ ignoreIfNoneMatch: true }, "a create-only write of an existing key is refused (If-None-Match: *)"],
     "loses meta": [{ loseMeta: true }, "write tokens (meta) round-trip: a claim whose response was lost is still won"],
+    "counts etags per key": [{ etagPerKey: true }, "an etag names one version of a key: a write after a delete gets an etag not given before"],
+    "pages by offset": [{ offsetCursor: true, pageSize: 2 }, "listing goes on past keys deleted since the last page: a cursor is a place in the key order"],
     "deletes whatever the etag": [{ ignoreDeleteIfMatch: true },
       "delete: a deleted key reads null; deleting a missing key is no error; a stale etag deletes nothing; prune keeps a held lease"],
   };
@@ -49,7 +51,7 @@ describe("node / store conformance catches a broken custom store", () => {
   }
   test("a correct custom store passes every case", async () => {
     const report = await testing.storeConformance(lib.customStore(mapStoreImpl()));
-    if (!report.ok || report.cases.length < 12) throw new Error(JSON.stringify(report.cases.filter((c) => !c.ok)));
+    if (!report.ok || report.cases.length < 14) throw new Error(JSON.stringify(report.cases.filter((c) => !c.ok)));
   });
   test("a delete answered with something other than a boolean (or nothing) is a malformed answer", async () => {
     const impl = /** @type {any} */ (mapStoreImpl());
@@ -59,6 +61,16 @@ describe("node / store conformance catches a broken custom store", () => {
     if (!(e instanceof lib.StorageError) || e.s3Code !== "MalformedResponse") throw new Error(`expected a MalformedResponse: ${e}`);
     impl.delete = async (/** @type {string} */ key, /** @type {any} */ o) => void (await plain(key, o));
     await new lib.Fencepost(lib.customStore(impl)).objects.delete("k"); // nothing answered: fine
+  });
+  test("a put answered with nothing is a malformed answer, not a refused condition (it may have written)", async () => {
+    const impl = /** @type {any} */ (mapStoreImpl());
+    const plain = impl.put.bind(impl);
+    impl.put = async (/** @type {any[]} */ ...args) => void plain(...args);
+    const db = new lib.Fencepost(lib.customStore(impl), { retry: { maxAttempts: 1 } });
+    for (const call of [() => db.claim("c", 1), () => db.lease("l", { ttl: 5 }), () => db.objects.put("o", "x", { ifAbsent: true })]) {
+      const e = await call().then((r) => r, (err) => err);
+      if (!(e instanceof lib.StorageError) || e.s3Code !== "MalformedResponse" || !/undefined/.test(e.message)) throw new Error(`expected a MalformedResponse: ${e}`);
+    }
   });
 });
 
