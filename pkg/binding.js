@@ -10,7 +10,7 @@
 // collection ever running keeps a flat wasm memory.
 
 import { core, initWasm, isReady } from "./runtime.js";
-import { fromFailure } from "./errors.js";
+import { fromFailure, pinNames } from "./errors.js";
 import { callEventsHeard, refused } from "./events.js";
 
 export { isReady };
@@ -151,6 +151,25 @@ export function start(op, target, c) {
   return Promise.resolve(started).then(decode, (e) => {
     throw fromFailure(e, c.args?.key);
   });
+}
+
+/**
+ * Make `names` of `handle` read-only (as its type says they are): a handle's key or epoch assigned
+ * by mistake would otherwise show one thing while its calls act on another.
+ * @param {object} handle @param {string[]} names
+ */
+export function readOnly(handle, names) {
+  for (const name of names) Object.defineProperty(handle, name, { writable: false, configurable: false });
+}
+
+/**
+ * The handle classes: their names pinned, and inspection showing their own fields (as Node and Deno
+ * do by default; Bun would list the prototype's methods and package-private getters too).
+ * @param {Record<string, Function>} classes
+ */
+export function handleClasses(classes) {
+  pinNames(classes);
+  for (const C of Object.values(classes)) inspectable(C, (self) => ({ ...self }));
 }
 
 /**

@@ -235,9 +235,17 @@ async function runCase(/** @type {any} */ store, /** @type {(typeof CASES)[numbe
  * @returns {Promise<StoreConformanceReport> | void}
  */
 export function storeConformance(store, opts) {
-  const { test, signal } = options(opts, { test: "function", signal: "signal" }, "storeConformance options");
-  if (test && signal) throw new InvalidArgument("storeConformance options: a test runner stops its own tests; give test or signal, not both");
-  const s = toStore(store);
+  let test, signal, s;
+  try {
+    ({ test, signal } = options(opts, { test: "function", signal: "signal" }, "storeConformance options"));
+    if (test && signal) throw new InvalidArgument("storeConformance options: a test runner stops its own tests; give test or signal, not both");
+    s = toStore(store);
+  } catch (e) {
+    // Registering tests is synchronous, so is its refusal; the report's form is a Promise, and
+    // rejects, as every asynchronous call of the package does with bad arguments.
+    if (typeof opts?.test === "function") throw e;
+    return Promise.reject(e);
+  }
   if (test) {
     for (const [name, fn] of CASES) test(name, () => runCase(s, fn));
     return;

@@ -1,9 +1,9 @@
 // counter: a sharded counter (docs at `key/<i>`, one added to at random, all summed), for hot
 // counters past a store's per-key write limit. The core does the work; here are the JS names.
 
-import { InvalidArgument, pinNames } from "./errors.js";
+import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, finite, options, string } from "./options.js";
-import { isReady, run, runSync } from "./binding.js";
+import { handleClasses, isReady, readOnly, run, runSync } from "./binding.js";
 import { checked } from "./events.js";
 
 /**
@@ -29,6 +29,7 @@ export class Counter {
     this.#db = db;
     /** @readonly */
     this.key = key;
+    readOnly(this, ["key"]);
     this.#shards = shards;
   }
 
@@ -47,4 +48,4 @@ export class Counter {
     return /** @type {number} */ ((await run("counter.value", this.#db, { args: { key: this.key, shards: this.#shards }, signal })).json);
   }
 }
-pinNames({ Counter });
+handleClasses({ Counter });

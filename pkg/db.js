@@ -3,10 +3,10 @@
 // clock and the event listener, kept as its recipe (plain data the core builds its `Fencepost`
 // from, and keeps built in a bounded table).
 
-import { InvalidArgument, pinNames } from "./errors.js";
+import { InvalidArgument } from "./errors.js";
 import { options } from "./options.js";
 import { listener } from "./events.js";
-import { MANUAL_CLOCK, RECIPE, isReady, nextId, runSync } from "./binding.js";
+import { MANUAL_CLOCK, RECIPE, handleClasses, isReady, nextId, runSync } from "./binding.js";
 import { toStore } from "./stores.js";
 import { claim } from "./claim.js";
 import { acquire, attach, breakLease, cooperativeWrite, withLease } from "./lease.js";
@@ -118,7 +118,7 @@ export class Fencepost {
     return (this.#objects ??= new Objects(this.store, this.#recipe));
   }
 }
-pinNames({ Fencepost });
+handleClasses({ Fencepost });
 
 
 /** `objects(store, options?)`: layer 0 on its own (the same as `new Fencepost(store, options).objects`). */

@@ -1,10 +1,10 @@
 // doc: a JSON document updated by compare-and-swap, optionally typed by a Standard Schema (zod,
 // valibot, arktype…): values are validated on read and before every write.
 
-import { InvalidArgument, pinNames } from "./errors.js";
+import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, func, options, string } from "./options.js";
 import { jsonCallback, toJson } from "./json.js";
-import { isReady, run, runSync } from "./binding.js";
+import { handleClasses, isReady, readOnly, run, runSync } from "./binding.js";
 import { checked } from "./events.js";
 
 const UPDATE_OPTIONS = /** @type {const} */ ({ create: "any", maxAttempts: "number", fresh: "boolean", signal: "signal" });
@@ -16,7 +16,8 @@ const UPDATE_OPTIONS = /** @type {const} */ ({ create: "any", maxAttempts: "numb
  */
 export function openDoc(db, key, opts) {
   string(key, "key");
-  const { schema } = options(opts, { schema: "object" }, "doc options");
+  // "any": a Standard Schema may be a function with the `~standard` property (arktype's types are).
+  const { schema } = options(opts, { schema: "any" }, "doc options");
   if (schema !== undefined && schema !== null && typeof schema?.["~standard"]?.validate !== "function") {
     throw new InvalidArgument("doc options.schema must implement Standard Schema (zod, valibot, arktype…)");
   }
@@ -34,6 +35,7 @@ export class Doc {
     this.#db = db;
     /** @readonly */
     this.key = key;
+    readOnly(this, ["key"]);
     this.#schema = schema;
   }
 
@@ -83,7 +85,7 @@ export class Doc {
     await run("doc.delete", this.#db, { args: { key: this.key }, signal });
   }
 }
-pinNames({ Doc });
+handleClasses({ Doc });
 
 /**
  * Standard Schema validation (sync or async): the schema's output, or an InvalidArgument carrying
@@ -91,7 +93,15 @@ pinNames({ Doc });
  */
 async function validate(/** @type {any} */ schema, /** @type {unknown} */ value, /** @type {string} */ key) {
   const result = await schema["~standard"].validate(value);
-  if (!result.issues) return result.value;
-  const messages = result.issues.map((/** @type {any} */ i) => i.message).join("; ");
+  // The interface's answer: `{value}` or `{issues: [{message}, …]}`; anything else is a broken
+  // schema, said so rather than read as a value or failing inside this function.
+  if (typeof result !== "object" || result === null || (result.issues != null && !Array.isArray(result.issues))) {
+    throw new InvalidArgument(`the schema's validate answered ${result === null ? "null" : typeof result === "object" ? "issues that are not an array" : typeof result}, not a Standard Schema result ({value} or {issues})`, { key });
+  }
+  if (!result.issues) {
+    if (!("value" in result)) throw new InvalidArgument("the schema's validate answered neither value nor issues (not a Standard Schema result)", { key });
+    return result.value;
+  }
+  const messages = result.issues.map((/** @type {any} */ i) => i?.message ?? String(i)).join("; ");
   throw new InvalidArgument(`value does not match the schema: ${messages}`, { key, issues: result.issues });
 }

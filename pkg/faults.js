@@ -1,9 +1,9 @@
 // The testing toolkit's fault store and manual clock (re-exported by fencepost/testing): thin
 // handles on the core's FaultStore and ManualClock, which judge every fault and a clock's start.
 
-import { InvalidArgument, pinNames } from "./errors.js";
+import { InvalidArgument } from "./errors.js";
 import { finite, options } from "./options.js";
-import { MANUAL_CLOCK, RECIPE, holdsState, isReady, nextId, runSync } from "./binding.js";
+import { MANUAL_CLOCK, RECIPE, handleClasses, holdsState, isReady, nextId, runSync } from "./binding.js";
 import { Store, toStore } from "./stores.js";
 
 const INJECT_OPTIONS = /** @type {const} */ ({ op: "string", key: "string", times: "number" });
@@ -152,7 +152,7 @@ export class ManualClock {
     return { now: new Date(this.now()).toISOString() };
   }
 }
-pinNames({ FaultStore, ManualClock });
+handleClasses({ FaultStore, ManualClock });
 
 /** `manualClock(start?)`: start is a Date or ms since the epoch (the core's default when not given). */
 export function manualClock(/** @type {Date | number | undefined} */ start) {

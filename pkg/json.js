@@ -49,8 +49,10 @@ export function toJson(value, what) {
         if (Array.isArray(v)) {
           if (v.length > MAX_ITEMS) throw bad(this, key, `has more than ${MAX_ITEMS} items`);
         } else {
+          // A plain object's prototype is its realm's `Object.prototype` (another realm's, from
+          // node:vm, an iframe or a test environment, as much as this one's), whose own is null.
           const proto = Object.getPrototypeOf(v);
-          if (proto !== Object.prototype && proto !== null) {
+          if (proto !== Object.prototype && proto !== null && Object.getPrototypeOf(proto) !== null) {
             throw bad(this, key, `is a ${v.constructor?.name ?? "object"}, not a plain object; JSON would lose it`);
           }
           for (const k of Object.keys(v)) {

@@ -5,7 +5,7 @@
 import { InvalidArgument, LeaseLost, fromFailure, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, eitherSignal, func, options, string } from "./options.js";
 import { jsonCallback, toJson } from "./json.js";
-import { ASYNC_DISPOSE, inspectable, run, runSync, start } from "./binding.js";
+import { ASYNC_DISPOSE, inspectable, readOnly, run, runSync, start } from "./binding.js";
 import { checked, refused } from "./events.js";
 
 /** @typedef {import("./binding.js").Recipe} Db */
@@ -258,6 +258,7 @@ export class Lease {
     this.etag;
     /** @readonly @type {boolean} */
     this.released;
+    readOnly(this, ["key", "epoch", "ttl"]);
     // What changes with each write — including keep-alive's renewals in the background — is read
     // when asked: own enumerable accessors, so spreads, `Object.keys` and every inspector see them.
     Object.defineProperties(this, LIVE_FIELDS);

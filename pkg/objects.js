@@ -1,9 +1,9 @@
 // Layer 0 on its own: conditional get / put / delete / list / waitFor on raw bytes. What the core
 // hands back as arrays gets its field names here.
 
-import { InvalidArgument, pinNames } from "./errors.js";
+import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, options, string } from "./options.js";
-import { run } from "./binding.js";
+import { handleClasses, run } from "./binding.js";
 import { checked } from "./events.js";
 
 const GET_OPTIONS = /** @type {const} */ ({ ifNoneMatch: "string", signal: "signal" });
@@ -110,7 +110,7 @@ export class Objects {
     return /** @type {StoredObject} */ (stored(found)); // found or a TimeoutError: never null
   }
 }
-pinNames({ Objects });
+handleClasses({ Objects });
 
 /** @typedef {{data: Uint8Array, etag: string}} StoredObject */
 

@@ -1,9 +1,9 @@
 // semaphore: at most `limit` holders of a key at once, each permit a fenced lease on one of the
 // slots `key/0` … `key/<limit - 1>` (the core's `Semaphore`). The handle is plain data.
 
-import { InvalidArgument, pinNames } from "./errors.js";
+import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, func, options, string } from "./options.js";
-import { isReady, run, runSync } from "./binding.js";
+import { handleClasses, isReady, readOnly, run, runSync } from "./binding.js";
 import { leaseHandle, withHeld } from "./lease.js";
 import { checked } from "./events.js";
 
@@ -40,6 +40,7 @@ export class Semaphore {
     this.limit = limit;
     /** @readonly */
     this.ttl = ttl;
+    readOnly(this, ["key", "limit", "ttl"]);
   }
 
   /** The named arguments naming this semaphore. */
@@ -73,4 +74,4 @@ export class Semaphore {
     return permits.map(({ slot, epoch, holder, deadlineMs }) => ({ slot, epoch, holder, deadlineAt: new Date(deadlineMs) }));
   }
 }
-pinNames({ Semaphore });
+handleClasses({ Semaphore });

@@ -3,9 +3,9 @@
 // the core judges the rest — the required S3 settings and their defaults, whether a value is an
 // R2 binding, prefixes — once, for Rust users too.
 
-import { InvalidArgument, pinNames } from "./errors.js";
+import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, options } from "./options.js";
-import { RECIPE, holdsState, isReady, nextId, run, runSync } from "./binding.js";
+import { RECIPE, handleClasses, holdsState, isReady, nextId, run, runSync } from "./binding.js";
 import { customHost, r2Host } from "./host-stores.js";
 
 /** @typedef {"memory" | "s3" | "azure" | "gcs" | "r2" | "custom" | "counting" | "fault"} Kind */
@@ -59,7 +59,7 @@ export class Store {
     return runSync("store.counts", this.#recipe, { args: { reset } }).json;
   }
 }
-pinNames({ Store });
+handleClasses({ Store });
 
 const COUNTED = new Set(["counting", "fault"]);
 const STATEFUL = new Set(["memory", "fault"]);
@@ -69,8 +69,13 @@ function shown(/** @type {Record<string, unknown>} */ settings) {
   return Object.fromEntries(Object.entries(settings).filter(([, v]) => v != null));
 }
 
-/** An in-memory store: tests, demos, the browser harness. Behaves like S3 (ETag = a digest of the body). */
-export function memoryStore() {
+/**
+ * An in-memory store: tests, demos, the browser harness. Behaves like S3 (ETag = a digest of the body).
+ * @param {unknown} [opts]
+ */
+export function memoryStore(opts) {
+  // It has no options: a name given is a mistake, said so as for every other call.
+  options(opts, {}, "memoryStore options");
   return new Store("memory", {});
 }
 
@@ -190,8 +195,12 @@ export function customStore(impl, settings) {
   return new Store("custom", { host: customHost(impl), prefix: prefix ?? undefined, timeout }, shown({ prefix }));
 }
 
-/** Wrap a store to count requests per operation: every request costs a Workers subrequest. */
-export function countingStore(/** @type {any} */ store) {
+/**
+ * Wrap a store to count requests per operation: every request costs a Workers subrequest.
+ * @param {any} store @param {unknown} [opts]
+ */
+export function countingStore(store, opts) {
+  options(opts, {}, "countingStore options");
   const inner = toStore(store);
   // The counts, `[get, put, delete, list]`: plain data of this handle, which the core adds to
   // through `count` (so the core keeps nothing for it).

@@ -238,6 +238,51 @@ impl Fencepost {
         with_lease::with_lease(&self.objects, key, options, state_fn, f).await
     }
 
+    /// [`Fencepost::with_lease`] whose acquisition writes `state_fn(previous state)` with the new
+    /// epoch, atomically, as [`Fencepost::lease_with_state`] does (the npm package's `withLease`
+    /// with `stateFn`): refuse a finished job with an error from `state_fn` (nothing is written,
+    /// `f` is not called), or stamp each period. `state_fn` may run more than once (a lost race
+    /// runs it again); it is not called while someone else holds the lease.
+    ///
+    /// ```
+    /// use fencepost::store::MemoryStore;
+    /// use fencepost::{Error, Fencepost, LeaseOptions, Options};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let db = Fencepost::new(MemoryStore::new(), Options::default())?;
+    /// // Each period counts its runs in the state; a third run is refused before `f`.
+    /// let runs = |prev: Option<u32>| match prev.unwrap_or(0) {
+    ///     n if n < 2 => Ok(n + 1),
+    ///     _ => Err(Error::invalid("ran twice already")),
+    /// };
+    /// for expected in [1, 2] {
+    ///     let run = db.with_lease_with_state("jobs/nightly", LeaseOptions::new(30.0), runs, async |lease| {
+    ///         Ok::<_, Error>(lease.state()?)
+    ///     });
+    ///     assert_eq!(run.await?, Some(expected));
+    /// }
+    /// let third = db.with_lease_with_state("jobs/nightly", LeaseOptions::new(30.0), runs, async |_| Ok::<_, Error>(0));
+    /// assert!(matches!(third.await, Err(Error::InvalidArgument(_))));
+    /// # Ok::<(), fencepost::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn with_lease_with_state<S, T, R, E, F>(
+        &self,
+        key: &str,
+        options: LeaseOptions<S>,
+        mut state_fn: impl FnMut(Option<T>) -> Result<T> + MaybeSend,
+        f: F,
+    ) -> std::result::Result<Option<R>, E>
+    where
+        T: Serialize + DeserializeOwned + MaybeSend + 'static,
+        F: AsyncFnOnce(&Lease<T>) -> std::result::Result<R, E>,
+        E: From<crate::base::error::Error> + 'static,
+    {
+        let mut seed = |prev: Option<T>| std::future::ready(state_fn(prev).map(Some));
+        let mut transition = crate::objects::transition::typed(key, "lease state", &mut seed);
+        with_lease::with_lease(&self.objects, key, options.state_type(), Some(&mut transition), f).await
+    }
+
     /// [`Fencepost::with_lease`] with a JSON transition at acquisition, the form the bindings call.
     #[doc(hidden)]
     pub async fn with_lease_value<T, E, F>(

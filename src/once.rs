@@ -214,7 +214,11 @@ where
     E: From<Error> + std::fmt::Display + 'static,
 {
     let run = async |lease: &Lease| {
-        let value = f(lease.ended().clone()).await?;
+        // `f`'s own view of the lease's end: firing it stops `f`'s work, not the lease (a clone of
+        // `ended()` would end the period, and the run's record would stay `running` until its ttl).
+        let cancel = Cancel::new();
+        cancel.follow(lease.ended());
+        let value = f(cancel).await?;
         json::to_json(&value, "once's result", key).map_err(E::from)
     };
     let describe = |e: &E| (type_name::<E>(), e.to_string(), with_lease::callback_outcome(e));

@@ -112,7 +112,8 @@ impl Watcher {
 
 /// A watch as a `Stream` of changes ([`crate::Fencepost::watch`]): never-ending; drop it to stop
 /// (a poll in flight is dropped with it). A failed poll is an `Err` item, and the next one polls
-/// again. A watch whose key or interval was refused yields that `Err` once, then ends.
+/// again. A watch whose key or interval was refused yields that `Err` once, then ends; so does a
+/// watch whose cancel ([`crate::Fencepost::with_cancel`]) fired: its reason once, then the end.
 pub struct Watch {
     idle: Option<Watcher>,
     pending: Option<BoxFuture<'static, (Watcher, Result<Change>)>>,
@@ -132,7 +133,7 @@ impl Watch {
         std::future::poll_fn(|cx| self.poll_change(cx)).await
     }
 
-    /// Over: its refusal was handed out (nothing more will come).
+    /// Over: its refusal, or its cancel's reason, was handed out (nothing more will come).
     fn ended(&self) -> bool {
         self.idle.is_none() && self.pending.is_none() && self.refused.is_none()
     }
@@ -143,7 +144,9 @@ impl Watch {
         }
         if self.pending.is_none() {
             let Some(mut watcher) = self.idle.take() else {
-                return Poll::Ready(Err(Error::invalid("the watch was refused: it has nothing more to tell")));
+                return Poll::Ready(Err(Error::invalid(
+                    "the watch has ended (refused or cancelled): it has nothing more to tell",
+                )));
             };
             self.pending = Some(Box::pin(async move {
                 let change = watcher.changed().await;
@@ -154,7 +157,11 @@ impl Watch {
         match pending.as_mut().poll(cx) {
             Poll::Ready((watcher, change)) => {
                 self.pending = None;
-                self.idle = Some(watcher);
+                // Cancelled, every later poll would fail at once: the stream ends instead (a
+                // consumer that logs errors and goes on would otherwise spin).
+                if watcher.objects.check_cancel().is_ok() {
+                    self.idle = Some(watcher);
+                }
                 Poll::Ready(change)
             }
             Poll::Pending => Poll::Pending,

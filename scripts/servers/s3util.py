@@ -63,7 +63,9 @@ def _free(port):
 # Stay below the kernel's ephemeral range (32768+ here) so outgoing connections cannot
 # grab a chosen port between picking it and the server binding it; P+10000 stays < 32768 too.
 _LOW, _HIGH = 10000, 22700
-_AVOID = {8181, 9101, 23646, 33646, 8333, 8888, 9333, 9340, 7333, 6060, 5000}
+# 10080 is the one port of this range on the Fetch standard's list of bad ports: fetch() (Node's,
+# Deno's, browsers') refuses to connect to it ("bad port").
+_AVOID = {8181, 9101, 23646, 33646, 8333, 8888, 9333, 9340, 7333, 6060, 5000, 10080}
 
 
 def pick_ports(n, paired):

@@ -1124,6 +1124,22 @@ pub async fn with_lease_runs_f_then_releases(cx: Ctx) {
     assert_eq!(got, Some(true));
     let stored: Value = serde_json::from_slice(&cx.raw_body("job").await.unwrap()).unwrap();
     assert_eq!((&stored["epoch"], &stored["state"]), (&json!(2), &json!("done")));
+    // With a state transition: written with the new epoch; its error refuses before `f` runs.
+    let runs = |prev: Option<u32>| match prev.unwrap_or(0) {
+        0 => Ok(1),
+        _ => Err(fencepost::Error::invalid("ran already")),
+    };
+    let first = db.with_lease_with_state("stamped", lease_opts(30.0, "a"), runs, async |lease| {
+        Ok::<_, fencepost::Error>((lease.epoch(), lease.state()?))
+    });
+    assert_eq!(first.await.unwrap(), Some((1, 1)));
+    let called = Calls::new();
+    let again = db.with_lease_with_state("stamped", lease_opts(30.0, "a"), runs, async |_| {
+        called.bump();
+        Ok::<_, fencepost::Error>(())
+    });
+    assert!(matches!(again.await, Err(fencepost::Error::InvalidArgument(_))));
+    assert_eq!(called.get(), 0, "f is not called when the transition refuses");
 }
 
 pub async fn with_lease_does_not_call_f_when_held(cx: Ctx) {
@@ -1316,6 +1332,13 @@ pub async fn once_runs_then_answers_the_record(cx: Ctx) {
     let typed: Once<Vec<u32>> =
         db.once("typed", OnceOptions::new(30.0), |_| async { Ok::<_, Error>(vec![1, 2]) }).await.unwrap();
     assert_eq!(typed, Once::Done { value: vec![1, 2], ran: true });
+    // `f`'s cancel is its own: firing it does not end the run's lease, whose result is recorded.
+    let own = db.once("own-cancel", OnceOptions::new(30.0), |cancel: Cancel| async move {
+        cancel.cancel();
+        Ok::<_, Error>(json!(1))
+    });
+    assert_eq!(own.await.unwrap(), Once::Done { value: json!(1), ran: true });
+    assert_eq!(once_record(&cx, "own-cancel").await["status"], json!("done"));
 }
 
 pub async fn once_duplicate_during_a_run_waits_or_answers_running(cx: Ctx) {
@@ -1507,4 +1530,11 @@ pub async fn watch_sees_each_change_in_order_and_deletions_once(cx: Ctx) {
         assert!(refused.next().await.is_none(), "{bad}: then it ends");
     }
     assert!(matches!(cx.db.watch("log/1", 1.0).next().await, Some(Err(Error::InvalidArgument(_)))));
+    // A cancelled watch yields the reason once, then ends: it does not go on failing at once.
+    let cancel = Cancel::new();
+    let mut cancelled = cx.db.with_cancel(&cancel).watch("flags", 0.05);
+    assert!(cancelled.next().await.unwrap().is_ok(), "the current state");
+    cancel.cancel();
+    assert!(matches!(cancelled.next().await, Some(Err(Error::Aborted))));
+    assert!(cancelled.next().await.is_none(), "then it ends");
 }

@@ -2,6 +2,7 @@
 // (a JS Map through customStore), SeaweedFS, moto, Azurite, fake-gcs-server.
 import { describe, test } from "node:test";
 import { inspect } from "node:util";
+import { runInNewContext } from "node:vm";
 import * as lib from "fencepost";
 import * as testing from "fencepost/testing";
 import * as zod from "zod";
@@ -25,6 +26,18 @@ for (const [name, makeStore] of Object.entries(stores)) {
     for (const c of cases({ lib, makeStore, schemas: { zod, valibot }, inspect, testing })) test(c.name, c.fn);
   });
 }
+
+// Plain objects made in another realm (node:vm, a test environment's globals, an iframe) are JSON
+// as much as this realm's; a class instance from there is still refused.
+describe("node / values from another realm", () => {
+  test("a plain object or array from node:vm is written; a Map from there is refused", async () => {
+    const db = new lib.Fencepost(lib.memoryStore());
+    const won = await db.claim("vm", runInNewContext("({a: 1, list: [{b: 2}]})"));
+    if (JSON.stringify(won.value) !== '{"a":1,"list":[{"b":2}]}') throw new Error(JSON.stringify(won));
+    const e = await db.claim("vm-map", runInNewContext("new Map()")).catch((err) => err);
+    if (!(e instanceof lib.InvalidArgument)) throw new Error(`a Map from another realm: ${e}`);
+  });
+});
 
 // storeConformance as node:test users call it: each case a test of theirs.
 describe("node / storeConformance({test})", () => {

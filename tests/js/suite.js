@@ -1527,6 +1527,40 @@ export function cases(env) {
     });
   }
 
+  test("doc: a Standard Schema may be a function (arktype's types are); a malformed answer from validate is an InvalidArgument", async () => {
+    const w = world(env);
+    const type = (v) => v;
+    type["~standard"] = { version: 1, vendor: "fn", validate: (v) => (typeof v === "number" ? { value: v } : { issues: [{ message: "not a number" }] }) };
+    const d = w.db.doc("fn", { schema: type });
+    eq(await d.update((n) => n + 1, { create: 1 }), 2, "a callable schema validates");
+    await rejects(d.update(() => "two"), lib.InvalidArgument, "and refuses");
+    for (const answer of [5, null, { issues: "bad" }, {}]) {
+      const broken = { "~standard": { version: 1, vendor: "broken", validate: () => answer } };
+      const e = await rejects(w.db.doc("fn", { schema: broken }).get(), lib.InvalidArgument, `validate answering ${JSON.stringify(answer)}`);
+      assert(/Standard Schema result/.test(e.message), `says the schema's answer is malformed: ${e.message}`);
+    }
+  });
+
+  test("handles: key, epoch, ttl and limit are read-only; stores without options refuse option names", async () => {
+    const w = world(env);
+    const lease = await w.db.lease("ro", { ttl: 30 });
+    const doc = w.db.doc("ro-doc"), counter = w.db.counter("ro-counter"), sem = w.db.semaphore("ro-sem", { limit: 2, ttl: 30 });
+    for (const [handle, name] of [[lease, "key"], [lease, "epoch"], [lease, "ttl"], [doc, "key"], [counter, "key"], [sem, "limit"]]) {
+      const before = handle[name];
+      try { handle[name] = "changed"; } catch { /* strict mode: a TypeError */ }
+      eq(handle[name], before, `${handle.constructor.name}.${name} unchanged`);
+    }
+    eq(Object.keys(lease).includes("epoch"), true, "still an own enumerable field");
+    await lease.release();
+    await rejects(Promise.resolve().then(() => lib.memoryStore({ prefx: "a/" })), lib.InvalidArgument, "memoryStore({prefx})");
+    await rejects(Promise.resolve().then(() => lib.countingStore(lib.memoryStore(), { verbose: true })), lib.InvalidArgument, "countingStore(store, {verbose})");
+    if (env.testing?.storeConformance) {
+      const p = env.testing.storeConformance(lib.memoryStore(), { tset: () => {} });
+      assert(p instanceof Promise, "a bad option to the report's form is a rejection, not a throw");
+      await rejects(p, lib.InvalidArgument, "storeConformance(store, {tset})");
+    }
+  });
+
   // ------------------------------------------------------------------ objects
   test("objects: conditional puts, If-Match on a missing key fails, delete is a no-op, list", async () => {
     const w = world(env);

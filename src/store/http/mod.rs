@@ -379,7 +379,8 @@ pub(crate) struct Endpoint {
 impl Endpoint {
     /// `service` names the store in error messages ("S3", "Azure", "GCS").
     pub(crate) fn parse(service: &str, endpoint: &str) -> Result<Self> {
-        let invalid = |why: &str| Error::invalid(format!("{service} endpoint {} {why}", quoted(endpoint)));
+        let named = |shown: &str, why: &str| Error::invalid(format!("{service} endpoint {} {why}", quoted(shown)));
+        let invalid = |why: &str| named(endpoint, why);
         let trimmed = endpoint.trim();
         let (scheme, rest) = split_scheme(trimmed).ok_or_else(|| invalid("must start with http:// or https://"))?;
         let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
@@ -387,9 +388,11 @@ impl Endpoint {
         if path.contains(['?', '#']) {
             return Err(invalid("must not have a query or fragment"));
         }
-        if authority.contains('@') {
-            // Credentials in a URL would leak into every error message that names the URL.
-            return Err(invalid("must not contain user info; pass credentials separately"));
+        if let Some(at) = authority.rfind('@') {
+            // Credentials in a URL would leak into every error message that names the URL: this
+            // one names it with them cut out.
+            let shown = format!("{scheme}://…{}{path}", authority.get(at..).unwrap_or_default());
+            return Err(named(&shown, "must not contain user info; pass credentials separately"));
         }
         let (host, port) = split_host_port(authority).ok_or_else(|| invalid("has no valid host[:port]"))?;
         let default_port = if scheme == "https" { 443 } else { 80 };

@@ -45,7 +45,9 @@ pub fn read_get(response: HttpResponse, what: &(dyn std::fmt::Display + Sync)) -
 }
 
 /// PutObject. A conditional put that lost — 412, or 404 NoSuchKey (AWS's answer to `If-Match` on
-/// a missing key) — is [`PutOutcome::PreconditionFailed`], not an error.
+/// a missing key) — is [`PutOutcome::PreconditionFailed`], not an error. Any other 404 (an
+/// endpoint or proxy that is not S3, a missing bucket) is the error it is: taken for a lost race,
+/// every claim and lease would retry to a `ConflictError` against a store that never answered.
 pub fn read_put(
     response: HttpResponse,
     precondition: &Precondition,
@@ -58,7 +60,9 @@ pub fn read_put(
             None => Err(http::unnamed_write(&response, what)),
         },
         412 if conditional => Ok(PutOutcome::PreconditionFailed),
-        404 if conditional && !is_missing_bucket(&response) => Ok(PutOutcome::PreconditionFailed),
+        404 if conditional && error_code(&response).as_deref() == Some("NoSuchKey") => {
+            Ok(PutOutcome::PreconditionFailed)
+        }
         _ => Err(classify_failure(&response, what)),
     }
 }
@@ -103,5 +107,10 @@ pub fn classify_failure(response: &HttpResponse, what: &(dyn std::fmt::Display +
 
 /// A 404 about the bucket is a configuration error, never "the key is absent".
 fn is_missing_bucket(response: &HttpResponse) -> bool {
-    xml::parse_error_body(&response.body).and_then(|b| b.code).as_deref() == Some("NoSuchBucket")
+    error_code(response).as_deref() == Some("NoSuchBucket")
+}
+
+/// The S3 error code of an error response's XML body, when it has one.
+fn error_code(response: &HttpResponse) -> Option<String> {
+    xml::parse_error_body(&response.body).and_then(|b| b.code)
 }

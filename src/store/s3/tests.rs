@@ -94,6 +94,12 @@ fn rejects_bad_endpoints() {
         let err = S3Config::new(endpoint, "bucket", "us-east-1", "AKID", SECRET).unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(_)), "{endpoint}: {err:?}");
     }
+    // The message names the endpoint without the credentials in it.
+    let err =
+        S3Config::new("https://user:topsecret@h.example/base", "bucket", "us-east-1", "AKID", SECRET).unwrap_err();
+    let message = err.to_string();
+    assert!(!message.contains("topsecret") && !message.contains("user:"), "{message}");
+    assert!(message.contains("https://…@h.example/base"), "{message}");
 }
 
 #[test]
@@ -481,8 +487,14 @@ fn conditional_put_loses_on_412_and_on_404_no_such_key() {
         assert_eq!(lost.unwrap(), PutOutcome::PreconditionFailed);
         let lost = put_with(precondition.clone(), Ok(response(412, &[], "")));
         assert_eq!(lost.unwrap(), PutOutcome::PreconditionFailed);
-        let err = put_with(precondition, Ok(response(404, &[], &error_xml("NoSuchBucket", "no bucket")))).unwrap_err();
+        let err = put_with(precondition.clone(), Ok(response(404, &[], &error_xml("NoSuchBucket", "no bucket"))))
+            .unwrap_err();
         assert_eq!((err.kind, err.code.as_deref()), (FailureKind::Fatal, Some("NoSuchBucket")));
+        // A 404 that is not S3's NoSuchKey (a wrong endpoint, a proxy's page) is no lost race.
+        for body in ["", "<html><body>Not Found</body></html>"] {
+            let err = put_with(precondition.clone(), Ok(response(404, &[], body))).unwrap_err();
+            assert_eq!((err.kind, err.status), (FailureKind::Fatal, Some(404)), "{body:?}");
+        }
     }
 }
 
