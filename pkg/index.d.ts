@@ -23,6 +23,18 @@ export type JsonSafe<T> = T extends Json | undefined | Date
       ? never
       : { [K in keyof T]: JsonSafe<T[K]> };
 
+/**
+ * What a value of type `T` reads back as once stored: JSON, so a `Date` (written through its
+ * `toJSON`) comes back as its ISO string. `T` itself when it holds no `Date`.
+ */
+export type Stored<T> = T extends Date
+  ? string
+  : T extends Json | undefined
+    ? T
+    : T extends readonly (infer U)[]
+      ? Stored<U>[]
+      : { [K in keyof T]: Stored<T[K]> };
+
 /** A Standard Schema (zod ≥ 3.24, valibot ≥ 1, arktype ≥ 2…): validated on read and before write. */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly "~standard": {
@@ -60,6 +72,15 @@ export declare function initWasm(source?: string | URL | Response | BufferSource
 export declare class Store {
   protected constructor();
   readonly kind: "memory" | "s3" | "azure" | "gcs" | "r2" | "custom" | "counting" | "fault";
+  /** The settings it was made with, as shown by inspection (never a credential): S3, Azure, GCS. */
+  readonly endpoint?: string;
+  readonly bucket?: string;
+  readonly region?: string;
+  readonly account?: string;
+  readonly container?: string;
+  readonly prefix?: string;
+  /** The store a `countingStore` or `faultStore` wraps. */
+  readonly inner?: Store;
   /** Requests made so far, per operation (only for `countingStore`; others throw `InvalidArgument`). */
   requestCounts(): { get: number; put: number; delete: number; list: number; total: number };
   resetRequestCounts(): void;
@@ -274,7 +295,7 @@ export interface RequestEvent {
 /** A call of the API ended. */
 export interface CallEvent {
   type: "call";
-  /** "claim", "lease", "withLease", "attachLease", "cooperativeWrite", "inspect", "breakLease", "prune", "doc.get", "doc.update", "doc.delete", "counter.add", "counter.value", "lease.renew", "lease.updateState", "lease.release", "objects.get", "objects.put", "objects.delete", "objects.list", "objects.entries" (one per page), "objects.waitFor". */
+  /** "claim", "lease", "withLease", "attachLease", "cooperativeWrite", "inspect", "breakLease", "prune", "once", "watch" (one per item it yields), "doc.get", "doc.update", "doc.delete", "counter.add", "counter.value", "lease.renew", "lease.write", "lease.updateState", "lease.release", "semaphore.acquire", "semaphore.withPermit", "semaphore.holders", "objects.get", "objects.put", "objects.delete", "objects.list", "objects.entries" (one per page), "objects.waitFor". */
   method: string;
   /** The key (the prefix for prune, objects.list and objects.entries). */
   key: string;
@@ -302,8 +323,8 @@ export interface ClaimResult<T> {
   /** True for exactly one caller. */
   won: boolean;
   key: string;
-  /** The winner's value (yours if you won). */
-  value: T;
+  /** The winner's value (yours if you won), as stored: a `Date` in it reads back as its ISO string. */
+  value: Stored<T>;
   etag: string;
 }
 
@@ -319,7 +340,6 @@ export interface LeaseOptions extends CallOptions {
 }
 
 export interface WithLeaseOptions extends LeaseOptions {
-  stateFn?: (state: any) => any;
   /** Keep-alive interval, seconds (default ttl/3). */
   every?: number;
 }
@@ -352,13 +372,19 @@ export declare class Fencepost {
    * call rejects with `fn`'s error, else with the `LeaseLost` if the lease was lost meanwhile, else
    * with a failed release's error.
    */
-  withLease<S = Json, R = unknown>(
+  withLease<S, R = unknown>(
     key: string,
-    options: WithLeaseOptions,
+    options: WithLeaseOptions & { stateFn: (state: S | null) => Awaitable<JsonSafe<S>> },
     fn: (lease: Lease<S>, signal: AbortSignal) => Awaitable<R>,
   ): Promise<R | null>;
+  /** Without `stateFn`, a fresh lease's state is null (a steal keeps the previous state). */
+  withLease<S = Json, R = unknown>(
+    key: string,
+    options: WithLeaseOptions & { stateFn?: undefined },
+    fn: (lease: Lease<S | null>, signal: AbortSignal) => Awaitable<R>,
+  ): Promise<R | null>;
   /** Change a lease's state from outside, without fencing the holder. null if there is no lease. */
-  cooperativeWrite<S = Json>(key: string, fn: (state: S) => Awaitable<JsonSafe<S>>, options?: CallOptions): Promise<S | null>;
+  cooperativeWrite<S = Json>(key: string, fn: (state: S | null) => Awaitable<JsonSafe<S>>, options?: CallOptions): Promise<S | null>;
   /** A handle on `holder`'s current period (one read, no write), or null. */
   attachLease<S = Json>(key: string, options: { holder: string; ttl: number } & CallOptions): Promise<Lease<S> | null>;
   /** What `key` holds, for operators: a lease with its period judged now, JSON, or bytes. null when absent. 1 request. */
@@ -388,7 +414,11 @@ export declare class Fencepost {
    * aborts when it is lost. When `fn` throws, the failure is recorded and rethrown, and the next
    * call runs `fn` again; a runner that died is replaced after its ttl. Its result must be JSON.
    */
-  once<R>(key: string, fn: (signal: AbortSignal) => Awaitable<R>, options?: OnceOptions): Promise<OnceResult<R>>;
+  once<F extends (signal: AbortSignal) => unknown>(
+    key: string,
+    fn: F & ((signal: AbortSignal) => Awaitable<OnceValue<Awaited<ReturnType<F>>>>),
+    options?: OnceOptions,
+  ): Promise<OnceResult<Awaited<ReturnType<F>>>>;
   /** At most `limit` holders at once; each permit is a `Lease` on slot `key/<i>`, fenced by its epoch. No request. */
   semaphore(key: string, options: { limit: number; ttl: number }): Semaphore;
   /**
@@ -411,8 +441,11 @@ export interface OnceOptions extends CallOptions {
   every?: number;
 }
 
+/** A result `once` can record: JSON (`undefined` is none: a function that returns nothing is refused). */
+export type OnceValue<R> = [R] extends [undefined | void] ? never : JsonSafe<R>;
+
 /** What `db.once` answered. */
-export type OnceResult<R> = { status: "done"; value: R; ran: boolean } | { status: "running"; deadlineAt: Date };
+export type OnceResult<R> = { status: "done"; value: Stored<R>; ran: boolean } | { status: "running"; deadlineAt: Date };
 
 /** A counting semaphore whose permits are fenced leases. */
 export declare class Semaphore {
@@ -424,6 +457,7 @@ export declare class Semaphore {
   acquire(options?: { holder?: string; wait?: number } & CallOptions): Promise<Lease<unknown> | null>;
   /** Run `fn(permit, signal)` holding a permit kept alive meanwhile, released when `fn` settles (as `withLease`); null without calling `fn` when none could be had. */
   withPermit<R>(options: { holder?: string; wait?: number; every?: number } & CallOptions, fn: (permit: Lease<unknown>, signal: AbortSignal) => Awaitable<R>): Promise<R | null>;
+  withPermit<R>(fn: (permit: Lease<unknown>, signal: AbortSignal) => Awaitable<R>): Promise<R | null>;
   /** The unexpired permits, by slot: one list, then one read per slot. */
   holders(options?: CallOptions): Promise<{ slot: number; epoch: number; holder: string; deadlineAt: Date }[]>;
 }

@@ -55,15 +55,19 @@ export class Semaphore {
     return leaseHandle(this.#db, await run("semaphore.acquire", this.#db, { args, signal: o.signal }));
   }
 
-  /** Run `fn(permit, signal)` holding a permit kept alive meanwhile, released when `fn` settles (as `withLease`). */
-  async withPermit(/** @type {any} */ opts, /** @type {Function} */ fn) {
+  /**
+   * Run `fn(permit, signal)` holding a permit kept alive meanwhile, released when `fn` settles (as
+   * `withLease`); `withPermit(fn)` without options.
+   * @param {any} opts @param {Function} [fn]
+   */
+  async withPermit(opts, fn) {
     if (typeof opts === "function" && fn === undefined) [opts, fn] = [undefined, opts];
     const o = checked(this.#db, "semaphore.withPermit", this.key, () => {
       func(fn, "withPermit's function");
       return options(opts, WITH_PERMIT_OPTIONS, "withPermit options");
     });
     const args = { ...this.#args(), holder: o.holder ?? undefined, wait: o.wait ?? undefined, every: o.every ?? undefined };
-    return withHeld(this.#db, "semaphore.withPermit", { args, signal: o.signal }, fn);
+    return withHeld(this.#db, "semaphore.withPermit", { args, signal: o.signal }, /** @type {Function} */ (fn));
   }
 
   /** The unexpired permits: `[{slot, epoch, holder, deadlineAt}]`, by slot. */

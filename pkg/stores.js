@@ -19,6 +19,21 @@ export class Store {
   constructor(kind, recipe, shown) {
     if (recipe === undefined) throw new InvalidArgument("a Store is made by memoryStore(), s3Store(), azureStore(), gcsStore(), r2Store(), customStore() or countingStore()");
     this.kind = kind;
+    // The settings shown by inspection (never a credential), each there only when given.
+    /** @readonly @type {string | undefined} */
+    this.endpoint;
+    /** @readonly @type {string | undefined} */
+    this.bucket;
+    /** @readonly @type {string | undefined} */
+    this.region;
+    /** @readonly @type {string | undefined} */
+    this.account;
+    /** @readonly @type {string | undefined} */
+    this.container;
+    /** @readonly @type {string | undefined} */
+    this.prefix;
+    /** The store a counting or fault store wraps. @readonly @type {Store | undefined} */
+    this.inner;
     if (shown) Object.assign(this, shown);
     const id = nextId();
     this.#recipe = { ...recipe, kind, id };

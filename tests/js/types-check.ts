@@ -22,6 +22,10 @@ export async function typed(): Promise<void> {
   const c: ClaimResult<{ by: string }> = await db.claim("k", { by: "me" });
   const by: string = c.value.by;
   const t: ClaimResult<Task> = await db.claim<Task>("task", { title: "x", done: false, due: new Date() });
+  // A Date is written through its toJSON: it reads back as its ISO string.
+  const due: string | undefined = t.value.due;
+  // @ts-expect-error not a Date once stored
+  const dueDate: Date | undefined = t.value.due;
 
   const lease: Lease<Job> | null = await db.lease<Job>("jobs/1", { ttl: 30, stateFn: (s) => s ?? { step: 0 } });
   if (lease) {
@@ -47,7 +51,26 @@ export async function typed(): Promise<void> {
   }
   const taskLease = await db.lease<Task>("tasks/1", { ttl: 10, stateFn: () => ({ title: "t", done: false }) });
   const title: string | undefined = taskLease?.state.title;
-  const cancelled: Job | null = await db.cooperativeWrite<Job>("jobs/1", (s) => ({ ...s, cancel: true }));
+  // The state may be null (a lease acquired without stateFn).
+  const cancelled: Job | null = await db.cooperativeWrite<Job>("jobs/1", (s) => ({ step: s?.step ?? 0, cancel: true }));
+  // @ts-expect-error the state may be null
+  await db.cooperativeWrite<Job>("jobs/1", (s) => ({ step: s.step, cancel: true }));
+  // withLease: with stateFn the lease's state is S; without, a fresh lease's state is null.
+  const stepped: number | null = await db.withLease("jobs/3", { ttl: 30, stateFn: (s: Job | null) => s ?? { step: 0 } }, (l) => l.state.step);
+  await db.withLease<Job>("jobs/4", { ttl: 30 }, (l) => {
+    // @ts-expect-error state may be null without stateFn
+    return l.state.step;
+  });
+  // once: the result must be JSON.
+  const ran = await db.once("once/1", async () => ({ sent: 3 }));
+  if (ran.status === "done") { const sent: number = ran.value.sent; void sent; }
+  // @ts-expect-error a function is not a result JSON can record
+  await db.once("once/2", async () => () => 1);
+  // withPermit without options.
+  const permitted: number | null = await db.semaphore("sem", { limit: 2, ttl: 30 }).withPermit(async (p) => p.epoch);
+  // Stores show the settings they were made with.
+  const endpoint: string | undefined = s3Store({ endpoint: "http://127.0.0.1:9000", bucket: "b", accessKeyId: "a", secretAccessKey: "s" }).endpoint;
+  void [due, dueDate, stepped, permitted, endpoint];
 
   const doc: Doc<{ n: number }> = db.doc<{ n: number }>("stats");
   const n: { n: number } = await doc.update((v) => ({ n: v.n + 1 }), { create: { n: 0 }, maxAttempts: 5 });
