@@ -9,6 +9,7 @@
 // `r2Host` is a Workers R2 binding through the same door.
 
 import { InvalidArgument } from "./errors.js";
+import { isA } from "./options.js";
 
 /** @typedef {{message: string, retryable: boolean, code?: string, status?: number}} HostFailure */
 
@@ -54,7 +55,7 @@ const isRecord = (/** @type {unknown} */ v) => typeof v === "object" && v !== nu
 /** `lastModified` as milliseconds: a `Date`, milliseconds or an ISO string; undefined when absent. @param {unknown} t @param {string} where */
 function millis(t, where) {
   if (t === undefined || t === null) return undefined;
-  const ms = t instanceof Date ? t.getTime() : typeof t === "number" ? t : typeof t === "string" ? Date.parse(t) : NaN;
+  const ms = isA(t, "Date") ? Date.prototype.getTime.call(t) : typeof t === "number" ? t : typeof t === "string" ? Date.parse(t) : NaN;
   if (!Number.isFinite(ms)) throw malformed(`${where} lastModified ${JSON.stringify(String(t))}, not a Date, milliseconds or an ISO time`);
   return ms;
 }
@@ -69,7 +70,7 @@ function etagOf(etag, where) {
 function bytesOf(data) {
   if (data instanceof Uint8Array) return data;
   if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (isA(data, "ArrayBuffer")) return new Uint8Array(/** @type {ArrayBuffer} */ (data));
   if (typeof data === "string") return new TextEncoder().encode(data);
   throw malformed("data that is not bytes (a Uint8Array, an ArrayBuffer or a string)");
 }

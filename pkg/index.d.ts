@@ -31,9 +31,7 @@ export type Stored<T> = T extends Date
   ? string
   : T extends Json | undefined
     ? T
-    : T extends readonly (infer U)[]
-      ? Stored<U>[]
-      : { [K in keyof T]: Stored<T[K]> };
+    : { [K in keyof T]: Stored<T[K]> };
 
 /** A Standard Schema (zod ≥ 3.24, valibot ≥ 1, arktype ≥ 2…): validated on read and before write. */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
@@ -340,6 +338,8 @@ export interface LeaseOptions extends CallOptions {
 }
 
 export interface WithLeaseOptions extends LeaseOptions {
+  /** Acquisition as a transition (see `LeaseOptionsWithState`); its type is `withLease`'s own. */
+  stateFn?: (state: any) => any;
   /** Keep-alive interval, seconds (default ttl/3). */
   every?: number;
 }
@@ -442,7 +442,7 @@ export interface OnceOptions extends CallOptions {
 }
 
 /** A result `once` can record: JSON (`undefined` is none: a function that returns nothing is refused). */
-export type OnceValue<R> = [R] extends [undefined | void] ? never : JsonSafe<R>;
+export type OnceValue<R> = 0 extends 1 & R ? R : [R] extends [undefined | void] ? never : JsonSafe<R>;
 
 /** What `db.once` answered. */
 export type OnceResult<R> = { status: "done"; value: Stored<R>; ran: boolean } | { status: "running"; deadlineAt: Date };

@@ -2,7 +2,7 @@
 // hands back as arrays gets its field names here.
 
 import { InvalidArgument } from "./errors.js";
-import { SIGNAL_ONLY, options, string } from "./options.js";
+import { SIGNAL_ONLY, isA, options, string } from "./options.js";
 import { handleClasses, run } from "./binding.js";
 import { checked } from "./events.js";
 
@@ -126,7 +126,7 @@ function toBytes(/** @type {unknown} */ data) {
   if (typeof data === "string") return UTF8.encode(string(data, "data"));
   if (data instanceof Uint8Array) return data;
   try {
-    if (data instanceof ArrayBuffer) return new Uint8Array(data);
+    if (isA(data, "ArrayBuffer")) return new Uint8Array(/** @type {ArrayBuffer} */ (data));
     if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   } catch {
     // A buffer transferred elsewhere (postMessage, structuredClone): V8 refuses to view it.

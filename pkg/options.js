@@ -117,6 +117,15 @@ function distance(/** @type {string} */ a, /** @type {string} */ b) {
 }
 
 /**
+ * Whether `v` is an `ArrayBuffer` or a `Date` of any realm (`instanceof` answers for this realm's
+ * only: a value from `node:vm`, an iframe or a test environment's globals would be refused).
+ * @param {unknown} v @param {"ArrayBuffer" | "Date"} tag
+ */
+export function isA(v, tag) {
+  return Object.prototype.toString.call(v) === `[object ${tag}]`;
+}
+
+/**
  * A key or other string argument: a string of well-formed Unicode (a lone surrogate would be
  * silently replaced on its way into the core, so two different keys could become one).
  * @param {unknown} v @param {string} what

@@ -5,7 +5,7 @@
 
 import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, options } from "./options.js";
-import { RECIPE, handleClasses, holdsState, isReady, nextId, run, runSync } from "./binding.js";
+import { RECIPE, handleClasses, holdsState, isReady, nextId, readOnly, run, runSync } from "./binding.js";
 import { customHost, r2Host } from "./host-stores.js";
 
 /** @typedef {"memory" | "s3" | "azure" | "gcs" | "r2" | "custom" | "counting" | "fault"} Kind */
@@ -35,6 +35,7 @@ export class Store {
     /** The store a counting or fault store wraps. @readonly @type {Store | undefined} */
     this.inner;
     if (shown) Object.assign(this, shown);
+    readOnly(this, ["kind", ...Object.keys(shown ?? {})]);
     const id = nextId();
     this.#recipe = { ...recipe, kind, id };
     // Memory and fault stores are state the core holds for this handle.

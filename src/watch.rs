@@ -158,9 +158,12 @@ impl Watch {
             Poll::Ready((watcher, change)) => {
                 self.pending = None;
                 // Cancelled, every later poll would fail at once: the stream ends instead (a
-                // consumer that logs errors and goes on would otherwise spin).
-                if watcher.objects.check_cancel().is_ok() {
-                    self.idle = Some(watcher);
+                // consumer that logs errors and goes on would otherwise spin), after the reason
+                // (handed out next when this poll still brought a change).
+                match watcher.objects.check_cancel() {
+                    Ok(()) => self.idle = Some(watcher),
+                    Err(reason) if change.is_ok() => self.refused = Some(reason),
+                    Err(_) => {}
                 }
                 Poll::Ready(change)
             }

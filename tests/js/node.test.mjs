@@ -30,12 +30,15 @@ for (const [name, makeStore] of Object.entries(stores)) {
 // Plain objects made in another realm (node:vm, a test environment's globals, an iframe) are JSON
 // as much as this realm's; a class instance from there is still refused.
 describe("node / values from another realm", () => {
-  test("a plain object or array from node:vm is written; a Map from there is refused", async () => {
+  test("a plain object, an array or an ArrayBuffer from node:vm is written; a Map from there is refused", async () => {
     const db = new lib.Fencepost(lib.memoryStore());
     const won = await db.claim("vm", runInNewContext("({a: 1, list: [{b: 2}]})"));
     if (JSON.stringify(won.value) !== '{"a":1,"list":[{"b":2}]}') throw new Error(JSON.stringify(won));
     const e = await db.claim("vm-map", runInNewContext("new Map()")).catch((err) => err);
     if (!(e instanceof lib.InvalidArgument)) throw new Error(`a Map from another realm: ${e}`);
+    const put = await db.objects.put("vm-bytes", runInNewContext("new Uint8Array([1, 2]).buffer"));
+    const got = await db.objects.get("vm-bytes");
+    if (!put || got?.data.length !== 2) throw new Error("an ArrayBuffer from another realm was not written as bytes");
   });
 });
 

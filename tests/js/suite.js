@@ -1545,7 +1545,7 @@ export function cases(env) {
     const w = world(env);
     const lease = await w.db.lease("ro", { ttl: 30 });
     const doc = w.db.doc("ro-doc"), counter = w.db.counter("ro-counter"), sem = w.db.semaphore("ro-sem", { limit: 2, ttl: 30 });
-    for (const [handle, name] of [[lease, "key"], [lease, "epoch"], [lease, "ttl"], [doc, "key"], [counter, "key"], [sem, "limit"]]) {
+    for (const [handle, name] of [[lease, "key"], [lease, "epoch"], [lease, "ttl"], [doc, "key"], [counter, "key"], [sem, "limit"], [w.store, "kind"]]) {
       const before = handle[name];
       try { handle[name] = "changed"; } catch { /* strict mode: a TypeError */ }
       eq(handle[name], before, `${handle.constructor.name}.${name} unchanged`);

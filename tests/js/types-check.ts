@@ -64,13 +64,19 @@ export async function typed(): Promise<void> {
   // once: the result must be JSON.
   const ran = await db.once("once/1", async () => ({ sent: 3 }));
   if (ran.status === "done") { const sent: number = ran.value.sent; void sent; }
+  // A result typed any (a response's json()) is taken as it is; a sync function too.
+  const fetched = await db.once("once/3", async () => JSON.parse("{}") as any);
+  await db.once("once/4", () => 5);
+  // A tuple keeps its shape once stored.
+  const pair: ClaimResult<[number, Date]> = await db.claim<[number, Date]>("pair", [1, new Date()]);
+  const second: string = pair.value[1];
   // @ts-expect-error a function is not a result JSON can record
   await db.once("once/2", async () => () => 1);
   // withPermit without options.
   const permitted: number | null = await db.semaphore("sem", { limit: 2, ttl: 30 }).withPermit(async (p) => p.epoch);
   // Stores show the settings they were made with.
   const endpoint: string | undefined = s3Store({ endpoint: "http://127.0.0.1:9000", bucket: "b", accessKeyId: "a", secretAccessKey: "s" }).endpoint;
-  void [due, dueDate, stepped, permitted, endpoint];
+  void [due, dueDate, stepped, permitted, endpoint, fetched, second];
 
   const doc: Doc<{ n: number }> = db.doc<{ n: number }>("stats");
   const n: { n: number } = await doc.update((v) => ({ n: v.n + 1 }), { create: { n: 0 }, maxAttempts: 5 });

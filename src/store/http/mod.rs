@@ -382,17 +382,24 @@ impl Endpoint {
         let named = |shown: &str, why: &str| Error::invalid(format!("{service} endpoint {} {why}", quoted(shown)));
         let invalid = |why: &str| named(endpoint, why);
         let trimmed = endpoint.trim();
+        // Credentials in a URL would leak into every error message that names the URL, so an `@`
+        // (never part of a valid endpoint: hosts and path segments here cannot hold one) is
+        // refused first, naming the URL with everything from its scheme to the last `@` cut out
+        // (a password may hold `/`, `?` or `#`).
+        if let Some(at) = trimmed.rfind('@') {
+            // (`text::split_once`: `str::find` with a string pattern would bring std's Two-Way
+            // searcher into the wasm for this one message.)
+            let start = crate::base::text::split_once(trimmed, "://").map_or(0, |(scheme, _)| scheme.len() + 3);
+            let start = if start > at { 0 } else { start };
+            let shown =
+                format!("{}…{}", trimmed.get(..start).unwrap_or_default(), trimmed.get(at..).unwrap_or_default());
+            return Err(named(&shown, "must not contain user info; pass credentials separately"));
+        }
         let (scheme, rest) = split_scheme(trimmed).ok_or_else(|| invalid("must start with http:// or https://"))?;
         let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let (authority, path) = crate::base::text::split_at(rest, authority_end);
         if path.contains(['?', '#']) {
             return Err(invalid("must not have a query or fragment"));
-        }
-        if let Some(at) = authority.rfind('@') {
-            // Credentials in a URL would leak into every error message that names the URL: this
-            // one names it with them cut out.
-            let shown = format!("{scheme}://…{}{path}", authority.get(at..).unwrap_or_default());
-            return Err(named(&shown, "must not contain user info; pass credentials separately"));
         }
         let (host, port) = split_host_port(authority).ok_or_else(|| invalid("has no valid host[:port]"))?;
         let default_port = if scheme == "https" { 443 } else { 80 };

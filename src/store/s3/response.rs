@@ -39,7 +39,7 @@ pub fn read_get(response: HttpResponse, what: &(dyn std::fmt::Display + Sync)) -
             let etag = response.header("etag").map(normalize_etag);
             http::stored_object(response, etag, |name| format!("{META_PREFIX}{name}"), what).map(Some)
         }
-        404 if !is_missing_bucket(&response) => Ok(None),
+        404 if is_missing_key(&response) => Ok(None),
         _ => Err(classify_failure(&response, what)),
     }
 }
@@ -71,7 +71,7 @@ pub fn read_put(
 pub fn read_delete(response: HttpResponse, what: &(dyn std::fmt::Display + Sync)) -> StoreResult<()> {
     match response.status {
         200..=299 => Ok(()),
-        404 if !is_missing_bucket(&response) => Ok(()),
+        404 if is_missing_key(&response) => Ok(()),
         _ => Err(classify_failure(&response, what)),
     }
 }
@@ -82,7 +82,7 @@ pub fn read_conditional_delete(response: HttpResponse, what: &(dyn std::fmt::Dis
     match response.status {
         200..=299 => Ok(true),
         412 => Ok(false),
-        404 if !is_missing_bucket(&response) => Ok(false),
+        404 if is_missing_key(&response) => Ok(false),
         _ => Err(classify_failure(&response, what)),
     }
 }
@@ -105,9 +105,12 @@ pub fn classify_failure(response: &HttpResponse, what: &(dyn std::fmt::Display +
     http::failure(response, what, parsed.code, parsed.message.as_deref())
 }
 
-/// A 404 about the bucket is a configuration error, never "the key is absent".
-fn is_missing_bucket(response: &HttpResponse) -> bool {
-    error_code(response).as_deref() == Some("NoSuchBucket")
+/// A 404 that says the key is missing: S3's `NoSuchKey`, or no body at all (a HEAD-like answer some
+/// S3-compatible servers give a DELETE). Any other 404 — a missing bucket, an endpoint or proxy
+/// that is not S3 answering with a page of its own — is an error, not "absent": a misconfigured
+/// endpoint would otherwise read as an empty bucket.
+fn is_missing_key(response: &HttpResponse) -> bool {
+    response.body.iter().all(u8::is_ascii_whitespace) || error_code(response).as_deref() == Some("NoSuchKey")
 }
 
 /// The S3 error code of an error response's XML body, when it has one.

@@ -100,6 +100,16 @@ fn rejects_bad_endpoints() {
     let message = err.to_string();
     assert!(!message.contains("topsecret") && !message.contains("user:"), "{message}");
     assert!(message.contains("https://…@h.example/base"), "{message}");
+    // Whatever else is wrong with it, and whatever the password holds.
+    for endpoint in [
+        "https://user:top/secret@h.example",
+        "https://user:top?secret@h",
+        "https://user:top#secret@h",
+        "s3://user:topsecret@h",
+    ] {
+        let message = S3Config::new(endpoint, "bucket", "us-east-1", "AKID", SECRET).unwrap_err().to_string();
+        assert!(!message.contains("secret") && message.contains("user info"), "{endpoint}: {message}");
+    }
 }
 
 #[test]
@@ -439,11 +449,18 @@ fn get_missing_key_is_none_but_missing_bucket_is_fatal() {
         Ok(response(404, &[], &error_xml("NoSuchKey", "The specified key does not exist."))),
         Ok(response(404, &[], "")),
         Ok(response(404, &[], &error_xml("NoSuchBucket", "The specified bucket does not exist"))),
+        Ok(response(404, &[], "<html><body>Not Found</body></html>")),
+        Ok(response(404, &[], "<html><body>Not Found</body></html>")),
     ]);
     assert_eq!(block_on(store.get("k")).unwrap(), None);
     assert_eq!(block_on(store.get("k")).unwrap(), None);
     let err = block_on(store.get("k")).unwrap_err();
     assert_eq!((err.kind, err.code.as_deref(), err.status), (FailureKind::Fatal, Some("NoSuchBucket"), Some(404)));
+    // An endpoint or proxy that is not S3 answering 404 with a page of its own: no empty bucket.
+    let err = block_on(store.get("k")).unwrap_err();
+    assert_eq!((err.kind, err.status), (FailureKind::Fatal, Some(404)));
+    let err = block_on(store.delete("k")).unwrap_err();
+    assert_eq!((err.kind, err.status), (FailureKind::Fatal, Some(404)));
 }
 
 #[test]
