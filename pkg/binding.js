@@ -154,12 +154,14 @@ export function start(op, target, c) {
 }
 
 /**
- * Make `names` of `handle` read-only (as its type says they are): a handle's key or epoch assigned
- * by mistake would otherwise show one thing while its calls act on another.
- * @param {object} handle @param {string[]} names
+ * Give `handle` these fields, read-only (as its type says they are: a handle's key or epoch
+ * assigned by mistake would show one thing while its calls act on another) and enumerable (shown
+ * as fields). Defined new: making an assigned field read-only afterwards costs V8 a map change,
+ * about 1 µs per handle.
+ * @param {object} handle @param {Record<string, unknown>} values
  */
-export function readOnly(handle, names) {
-  for (const name of names) Object.defineProperty(handle, name, { writable: false, configurable: false });
+export function fixedFields(handle, values) {
+  for (const name in values) Object.defineProperty(handle, name, { value: values[name], enumerable: true });
 }
 
 /**

@@ -3,7 +3,7 @@
 
 import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, finite, options, string } from "./options.js";
-import { handleClasses, isReady, readOnly, run, runSync } from "./binding.js";
+import { fixedFields, handleClasses, isReady, run, runSync } from "./binding.js";
 import { checked } from "./events.js";
 
 /**
@@ -27,9 +27,9 @@ export class Counter {
   constructor(/** @type {import("./binding.js").Recipe} */ db, /** @type {string} */ key, /** @type {number | undefined} */ shards) {
     if (key === undefined) throw new InvalidArgument("a Counter is made by db.counter(key)");
     this.#db = db;
-    /** @readonly */
-    this.key = key;
-    readOnly(this, ["key"]);
+    /** @readonly @type {string} */
+    this.key;
+    fixedFields(this, { key });
     this.#shards = shards;
   }
 

@@ -4,7 +4,7 @@
 import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, func, options, string } from "./options.js";
 import { jsonCallback, toJson } from "./json.js";
-import { handleClasses, isReady, readOnly, run, runSync } from "./binding.js";
+import { fixedFields, handleClasses, isReady, run, runSync } from "./binding.js";
 import { checked } from "./events.js";
 
 const UPDATE_OPTIONS = /** @type {const} */ ({ create: "any", maxAttempts: "number", fresh: "boolean", signal: "signal" });
@@ -33,9 +33,9 @@ export class Doc {
   constructor(/** @type {import("./binding.js").Recipe} */ db, /** @type {string} */ key, /** @type {any} */ schema) {
     if (key === undefined) throw new InvalidArgument("a Doc is made by db.doc(key)");
     this.#db = db;
-    /** @readonly */
-    this.key = key;
-    readOnly(this, ["key"]);
+    /** @readonly @type {string} */
+    this.key;
+    fixedFields(this, { key });
     this.#schema = schema;
   }
 

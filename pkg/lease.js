@@ -5,7 +5,7 @@
 import { InvalidArgument, LeaseLost, fromFailure, pinNames } from "./errors.js";
 import { SIGNAL_ONLY, eitherSignal, func, options, string } from "./options.js";
 import { jsonCallback, toJson } from "./json.js";
-import { ASYNC_DISPOSE, inspectable, readOnly, run, runSync, start } from "./binding.js";
+import { ASYNC_DISPOSE, fixedFields, inspectable, run, runSync, start } from "./binding.js";
 import { checked, refused } from "./events.js";
 
 /** @typedef {import("./binding.js").Recipe} Db */
@@ -245,11 +245,12 @@ export class Lease {
     this.#kept = reply?.kept;
     this.#live = live;
     /** @readonly @type {string} */
-    this.key = snapshot.key;
+    this.key;
     /** The fence token: strictly increases with each acquisition. @readonly @type {number} */
-    this.epoch = snapshot.epoch;
+    this.epoch;
     /** @readonly @type {number} */
-    this.ttl = snapshot.ttl;
+    this.ttl;
+    fixedFields(this, { key: snapshot.key, epoch: snapshot.epoch, ttl: snapshot.ttl });
     /** The state this handle last saw or wrote. @readonly @type {any} */
     this.state;
     /** @readonly @type {Date} */
@@ -258,7 +259,6 @@ export class Lease {
     this.etag;
     /** @readonly @type {boolean} */
     this.released;
-    readOnly(this, ["key", "epoch", "ttl"]);
     // What changes with each write — including keep-alive's renewals in the background — is read
     // when asked: own enumerable accessors, so spreads, `Object.keys` and every inspector see them.
     Object.defineProperties(this, LIVE_FIELDS);

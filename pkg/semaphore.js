@@ -3,7 +3,7 @@
 
 import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, func, options, string } from "./options.js";
-import { handleClasses, isReady, readOnly, run, runSync } from "./binding.js";
+import { fixedFields, handleClasses, isReady, run, runSync } from "./binding.js";
 import { leaseHandle, withHeld } from "./lease.js";
 import { checked } from "./events.js";
 
@@ -34,13 +34,13 @@ export class Semaphore {
   constructor(/** @type {import("./binding.js").Recipe} */ db, /** @type {string} */ key, /** @type {number} */ limit, /** @type {number} */ ttl) {
     if (key === undefined) throw new InvalidArgument("a Semaphore is made by db.semaphore(key, {limit, ttl})");
     this.#db = db;
-    /** @readonly */
-    this.key = key;
-    /** @readonly */
-    this.limit = limit;
-    /** @readonly */
-    this.ttl = ttl;
-    readOnly(this, ["key", "limit", "ttl"]);
+    /** @readonly @type {string} */
+    this.key;
+    /** @readonly @type {number} */
+    this.limit;
+    /** @readonly @type {number} */
+    this.ttl;
+    fixedFields(this, { key, limit, ttl });
   }
 
   /** The named arguments naming this semaphore. */

@@ -5,7 +5,7 @@
 
 import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, options } from "./options.js";
-import { RECIPE, handleClasses, holdsState, isReady, nextId, readOnly, run, runSync } from "./binding.js";
+import { RECIPE, fixedFields, handleClasses, holdsState, isReady, nextId, run, runSync } from "./binding.js";
 import { customHost, r2Host } from "./host-stores.js";
 
 /** @typedef {"memory" | "s3" | "azure" | "gcs" | "r2" | "custom" | "counting" | "fault"} Kind */
@@ -18,7 +18,8 @@ export class Store {
   /** @internal @param {Kind} kind @param {Record<string, unknown>} recipe @param {object} [shown] what inspection shows */
   constructor(kind, recipe, shown) {
     if (recipe === undefined) throw new InvalidArgument("a Store is made by memoryStore(), s3Store(), azureStore(), gcsStore(), r2Store(), customStore() or countingStore()");
-    this.kind = kind;
+    /** @readonly @type {Kind} */
+    this.kind;
     // The settings shown by inspection (never a credential), each there only when given.
     /** @readonly @type {string | undefined} */
     this.endpoint;
@@ -34,8 +35,7 @@ export class Store {
     this.prefix;
     /** The store a counting or fault store wraps. @readonly @type {Store | undefined} */
     this.inner;
-    if (shown) Object.assign(this, shown);
-    readOnly(this, ["kind", ...Object.keys(shown ?? {})]);
+    fixedFields(this, { kind, ...shown });
     const id = nextId();
     this.#recipe = { ...recipe, kind, id };
     // Memory and fault stores are state the core holds for this handle.
