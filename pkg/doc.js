@@ -95,13 +95,12 @@ async function validate(/** @type {any} */ schema, /** @type {unknown} */ value,
   const result = await schema["~standard"].validate(value);
   // The interface's answer: `{value}` or `{issues: [{message}, …]}`; anything else is a broken
   // schema, said so rather than read as a value or failing inside this function.
-  if (typeof result !== "object" || result === null || (result.issues != null && !Array.isArray(result.issues))) {
-    throw new InvalidArgument(`the schema's validate answered ${result === null ? "null" : typeof result === "object" ? "issues that are not an array" : typeof result}, not a Standard Schema result ({value} or {issues})`, { key });
+  const wellFormed = typeof result === "object" && result !== null &&
+    (result.issues == null ? "value" in result : Array.isArray(result.issues));
+  if (!wellFormed) {
+    throw new InvalidArgument("the schema's validate answered something that is not a Standard Schema result ({value} or {issues: [...]})", { key });
   }
-  if (!result.issues) {
-    if (!("value" in result)) throw new InvalidArgument("the schema's validate answered neither value nor issues (not a Standard Schema result)", { key });
-    return result.value;
-  }
+  if (!result.issues) return result.value;
   const messages = result.issues.map((/** @type {any} */ i) => i?.message ?? String(i)).join("; ");
   throw new InvalidArgument(`value does not match the schema: ${messages}`, { key, issues: result.issues });
 }

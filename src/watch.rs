@@ -117,14 +117,16 @@ impl Watcher {
 pub struct Watch {
     idle: Option<Watcher>,
     pending: Option<BoxFuture<'static, (Watcher, Result<Change>)>>,
-    refused: Option<Error>,
+    /// The error handed out last, before the end: the refusal of its key or interval, or its
+    /// cancel's reason.
+    last_error: Option<Error>,
 }
 
 impl Watch {
     pub(crate) fn new(watcher: Result<Watcher>) -> Self {
         match watcher {
-            Ok(watcher) => Watch { idle: Some(watcher), pending: None, refused: None },
-            Err(e) => Watch { idle: None, pending: None, refused: Some(e) },
+            Ok(watcher) => Watch { idle: Some(watcher), pending: None, last_error: None },
+            Err(e) => Watch { idle: None, pending: None, last_error: Some(e) },
         }
     }
 
@@ -135,12 +137,12 @@ impl Watch {
 
     /// Over: its refusal, or its cancel's reason, was handed out (nothing more will come).
     fn ended(&self) -> bool {
-        self.idle.is_none() && self.pending.is_none() && self.refused.is_none()
+        self.idle.is_none() && self.pending.is_none() && self.last_error.is_none()
     }
 
     fn poll_change(&mut self, cx: &mut Context<'_>) -> Poll<Result<Change>> {
-        if let Some(refused) = self.refused.take() {
-            return Poll::Ready(Err(refused));
+        if let Some(last) = self.last_error.take() {
+            return Poll::Ready(Err(last));
         }
         if self.pending.is_none() {
             let Some(mut watcher) = self.idle.take() else {
@@ -162,7 +164,7 @@ impl Watch {
                 // (handed out next when this poll still brought a change).
                 match watcher.objects.check_cancel() {
                     Ok(()) => self.idle = Some(watcher),
-                    Err(reason) if change.is_ok() => self.refused = Some(reason),
+                    Err(reason) if change.is_ok() => self.last_error = Some(reason),
                     Err(_) => {}
                 }
                 Poll::Ready(change)

@@ -60,9 +60,7 @@ pub fn read_put(
             None => Err(http::unnamed_write(&response, what)),
         },
         412 if conditional => Ok(PutOutcome::PreconditionFailed),
-        404 if conditional && error_code(&response).as_deref() == Some("NoSuchKey") => {
-            Ok(PutOutcome::PreconditionFailed)
-        }
+        404 if conditional && is_no_such_key(&response) => Ok(PutOutcome::PreconditionFailed),
         _ => Err(classify_failure(&response, what)),
     }
 }
@@ -110,10 +108,10 @@ pub fn classify_failure(response: &HttpResponse, what: &(dyn std::fmt::Display +
 /// that is not S3 answering with a page of its own — is an error, not "absent": a misconfigured
 /// endpoint would otherwise read as an empty bucket.
 fn is_missing_key(response: &HttpResponse) -> bool {
-    response.body.iter().all(u8::is_ascii_whitespace) || error_code(response).as_deref() == Some("NoSuchKey")
+    response.body.iter().all(u8::is_ascii_whitespace) || is_no_such_key(response)
 }
 
-/// The S3 error code of an error response's XML body, when it has one.
-fn error_code(response: &HttpResponse) -> Option<String> {
-    xml::parse_error_body(&response.body).and_then(|b| b.code)
+/// An error response whose XML body has S3's code `NoSuchKey`.
+fn is_no_such_key(response: &HttpResponse) -> bool {
+    xml::parse_error_body(&response.body).and_then(|b| b.code).as_deref() == Some("NoSuchKey")
 }
