@@ -5,7 +5,7 @@
 // Node compatibility has. The store is `s3Store`, `azureStore` or `gcsStore` (--store) from flags,
 // else the environment; its secrets from the environment, standard input (--…-stdin) or, for S3,
 // the AWS credentials file, never from a flag's value. Exit status: 0 ok; 1 not found, a required
-// check failed, not confirmed; 2 usage; 3 the store or the network failed. Every error is one line
+// check failed, not confirmed, the store or the network failed; 2 usage. Every error is one line
 // on stderr.
 
 import process from "node:process";
@@ -32,7 +32,8 @@ class Refusal extends Error {}
 /** The exit statuses (`fencepost --help`). */
 const NOT_DONE = 1;
 const USAGE = 2;
-const STORE_FAILED = 3;
+/** The store refused or could not be reached: not done either (the line says why). */
+const STORE_FAILED = NOT_DONE;
 
 const out = (/** @type {string} */ line) => process.stdout.write(`${line}\n`);
 const err = (/** @type {string} */ line) => process.stderr.write(`${line}\n`);

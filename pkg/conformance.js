@@ -47,6 +47,11 @@ const CASES = [
     expect(stale === null, "a write naming a replaced etag landed: the store ignores ifMatch");
     const missing = await db.objects.put(`${ns}absent`, "x", { ifMatch: /** @type {any} */ (v2).etag });
     expect(missing === null, "a write naming an etag on a missing key landed: the store ignores ifMatch there");
+    // Etags are opaque: one this store never gave (another store's, a typo) matches nothing, and is no error.
+    for (const key of [`${ns}k`, `${ns}absent`]) {
+      const foreign = await db.objects.put(key, "foreign", { ifMatch: "\"0f-not-an-etag-of-this-store\"" });
+      expect(foreign === null, `a write naming an etag the store never gave landed on ${key.slice(ns.length)}`);
+    }
     expect(text(await db.objects.get(`${ns}k`)) === "v2", "the key does not hold the last successful write");
   }],
   ["a read gives back the bytes and etag written; a missing key reads null", async ({ db, ns }) => {

@@ -87,6 +87,8 @@ export function faultStore(/** @type {any} */ store, /** @type {any} */ opts) {
 export class ManualClock {
   /** The clock as the core knows it (its time is held there, under this id). */
   #recipe;
+  /** Where the latest `advance()` takes time to (ms). */
+  #target = -Infinity;
 
   /** @internal */
   constructor(/** @type {number | undefined} */ startMs) {
@@ -116,14 +118,17 @@ export class ManualClock {
 
   /**
    * Move time forward by `seconds`, running every wait fencepost made that falls due, in due order
-   * (backoff, keep-alive, `waitFor` polls, `lease({wait})`, injected delays): each one's
-   * continuation runs before time moves on. Resolves once they have.
+   * (backoff, keep-alive, `waitFor` polls, `lease({wait})`, a fault store's delays when it was given
+   * this clock): each one's
+   * continuation runs before time moves on. Resolves once they have. Advances made while another
+   * runs add up (`advance(5)` and `advance(3)` together take time 8 s on), and time never goes back.
    */
   async advance(/** @type {number} */ seconds) {
     if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0) {
       throw new InvalidArgument("advance(seconds) needs a finite number of seconds >= 0");
     }
-    const target = this.now() + seconds * 1000;
+    // Advances add up: one made while another runs moves time on from where that one is going.
+    const target = (this.#target = Math.max(this.now(), this.#target) + seconds * 1000);
     // Calls made just before (`const p = db.claim(…); await clock.advance(1)`) have not started
     // their waits yet: let them, then fire timers one due instant at a time. Bounded, so a task
     // that keeps re-arming a due timer cannot hang the test, nor a request that never settles.

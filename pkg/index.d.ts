@@ -62,7 +62,13 @@ export interface CallOptions {
  * the package's `browser.js` (pass the URL your bundler gave `fencepost/fencepost_bg.wasm`, a
  * `Response`, bytes or a `WebAssembly.Module`). Otherwise it is loaded on first use. Idempotent.
  */
-export declare function initWasm(source?: string | URL | Response | BufferSource | WebAssembly.Module): Promise<void>;
+export declare function initWasm(source?: string | URL | Response | ArrayBuffer | ArrayBufferView | WasmModule): Promise<void>;
+
+/**
+ * A compiled `WebAssembly.Module`, named without the DOM library's `WebAssembly` namespace (which a
+ * Node-only project's `lib` does not have): that type where it is declared, else any object.
+ */
+export type WasmModule = typeof globalThis extends { WebAssembly: { Module: abstract new (...args: any) => infer M } } ? M : object;
 
 // ------------------------------------------------------------------------------------ stores
 

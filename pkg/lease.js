@@ -234,6 +234,8 @@ export class Lease {
   #endedSignal;
   /** @type {{stop(): Promise<void>} | undefined} */
   #keeper;
+  /** A keep-alive told to stop and still settling (see `keepAlive`). @type {Promise<unknown> | undefined} */
+  #stopping;
 
   /** @internal */
   constructor(/** @type {Db} */ db, /** @type {Snapshot} */ snapshot, /** @type {symbol} */ token,
@@ -363,6 +365,9 @@ export class Lease {
     const r = await run(`lease.${op}`, this.#db, this.#naming(c));
     const e = r.failure === undefined ? undefined : fromFailure(r.failure);
     const lost = e instanceof LeaseLost ? e : undefined;
+    // A call that settles after the handle learnt of its period's end (a renew racing a release)
+    // started from an older view: the handle keeps the view it had at the end.
+    if (this.#ended !== undefined) r.lease = undefined;
     this.#learn(r, lost);
     // A lost period: the handle's own error for it, the one `signal.reason` is.
     if (lost !== undefined) throw thrownHere(this.#endedError());
@@ -422,9 +427,10 @@ export class Lease {
    * Renew in the background every `every` seconds (default ttl/3) until stopped, released or lost.
    * Failed renewals are retried within the deadline; when a renewal cannot succeed before it,
    * `signal` aborts (reason: `LeaseLost`) before the deadline passes. Idempotent: a second call
-   * while it runs returns the same handle; once it has stopped, a call starts it again. `stop()`
-   * resolves once keep-alive has stopped (a renewal in flight settled). Meanwhile the core keeps
-   * the lease in its live table; the entry goes when keep-alive stops.
+   * while it runs returns the same handle; once it has been told to stop, a call starts a new one
+   * (once the last has settled). `stop()` resolves once keep-alive has stopped (a renewal in
+   * flight settled). Meanwhile the core keeps the lease in its live table; the entry goes when
+   * keep-alive stops.
    * @returns {{stop(): Promise<void>}}
    */
   keepAlive(/** @type {any} */ opts) {
@@ -432,10 +438,53 @@ export class Lease {
     if (this.#ended !== undefined) throw thrownHere(this.#endedError());
     if (this.#keeper) return this.#keeper;
     // Inside `withLease` the core keeps this period alive already: nothing more to run.
-    if (this.#live !== undefined) {
+    if (this.#live !== undefined && !this.#stopping) {
       const inert = { stop: async () => { if (this.#keeper === inert) this.#keeper = undefined; } };
       return (this.#keeper = inert);
     }
+    /** @type {{abort?: AbortController, done?: Promise<unknown>, begun?: Promise<void>}} */
+    const run = {};
+    const keeper = {
+      stop: async () => {
+        const settled = (async () => {
+          await run.begun;
+          run.abort?.abort();
+          await run.done;
+        })();
+        if (this.#keeper === keeper) {
+          // From now on `keepAlive()` makes a new one, started once this one has settled.
+          this.#keeper = undefined;
+          const stopping = (this.#stopping = settled.then(() => {
+            if (this.#stopping === stopping) this.#stopping = undefined;
+          }));
+        }
+        await settled;
+      },
+    };
+    const stopping = this.#stopping;
+    if (stopping === undefined) {
+      this.#run(keeper, run, every); // a refusal (a bad interval, a period over) throws here
+    } else {
+      // The last one is still settling (a renewal in flight): this one starts after it, unless it
+      // is stopped first; a refusal then ends the handle, so `signal` tells.
+      run.begun = stopping.then(() => {
+        if (this.#keeper !== keeper || this.#ended !== undefined) return;
+        try {
+          this.#run(keeper, run, every);
+        } catch (e) {
+          this.#keeper = undefined;
+          this.#end(e);
+        }
+      });
+    }
+    return (this.#keeper = keeper);
+  }
+
+  /**
+   * Start `keeper`'s keep-alive in the core (`run` gets its stop and its end).
+   * @param {object} keeper @param {{abort?: AbortController, done?: Promise<unknown>}} run @param {number | null | undefined} every
+   */
+  #run(keeper, run, every) {
     const stop = new AbortController();
     const started = (/** @type {number} */ live) => {
       this.#live = live;
@@ -446,8 +495,9 @@ export class Lease {
       const c = this.#naming({ args: { every: every ?? undefined }, callbacks: { fn: started }, signal: stop.signal });
       running = start("lease.keepAlive", this.#db, c);
     } catch (e) {
-      this[DETACH](); // refused at once (a bad interval): the core's entry goes with it
-      throw e;
+      // Refused at once (a bad interval, a period found over): the core's entry goes with it.
+      // An end is the handle's own `LeaseLost`, the one `signal.reason` is.
+      throw thrownHere(this[DETACH](e instanceof LeaseLost ? e : undefined) ?? e);
     }
     // However it ends (stopped, released, lost), the handle takes its snapshot back from the core,
     // and a later `keepAlive()` starts anew.
@@ -455,18 +505,11 @@ export class Lease {
       this[DETACH]();
       if (this.#keeper === keeper) this.#keeper = undefined;
     };
-    const done = running.then(ended, (e) => {
+    run.abort = stop;
+    run.done = running.then(ended, (e) => {
       ended();
       this.#end(e);
     });
-    const keeper = {
-      stop: async () => {
-        stop.abort();
-        await done;
-      },
-    };
-    this.#keeper = keeper;
-    return keeper;
   }
 
   /** `await using lease = …`: releases at the end of the scope (nothing to do when already over). */

@@ -4,8 +4,31 @@
 // (measured). Older Node 20 releases take it through `createRequire`, whose import costs 0.3 ms.
 import { createRequire } from "node:module";
 import { initSync } from "./runtime.js";
+import { FencepostError } from "./errors.js";
 
 const fs = process.getBuiltinModule?.("node:fs") ?? createRequire(import.meta.url)("node:fs");
-initSync(fs.readFileSync(new URL("./fencepost_bg.wasm", import.meta.url)));
+initSync(readWasm());
+
+/**
+ * The bytes of `fencepost_bg.wasm` next to this file. Bundled into a CommonJS file, `import.meta`
+ * is empty and `__dirname` is the bundle's folder; bundled at all, the `.wasm` is where the build
+ * put it, or nowhere: then the error says what to do.
+ */
+function readWasm() {
+  const next = import.meta.url
+    ? new URL("./fencepost_bg.wasm", import.meta.url)
+    : `${typeof __dirname === "string" ? __dirname : "."}/fencepost_bg.wasm`;
+  try {
+    return fs.readFileSync(next);
+  } catch (e) {
+    const path = next instanceof URL ? decodeURIComponent(next.pathname) : next;
+    throw new FencepostError(
+      `fencepost could not read its wasm core at ${path} (${e?.code ?? e}). In a bundle for Node, keep ` +
+        `fencepost external or copy node_modules/fencepost/dist/fencepost_bg.wasm next to the bundle ` +
+        `(docs/runtimes.md, "Bundling for Node").`,
+      { cause: e },
+    );
+  }
+}
 
 export * from "./index.js";

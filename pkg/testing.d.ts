@@ -52,7 +52,8 @@ export declare class ManualClock {
   now(): number;
   /**
    * Move time forward, running every wait fencepost made that falls due, in due order (backoff,
-   * keep-alive, waitFor polls, lease({wait}), injected delays). Resolves once they have run.
+   * keep-alive, waitFor polls, lease({wait}), the delays of a faultStore given this clock).
+   * Resolves once they have run. Advances made while another runs add up; time never goes back.
    */
   advance(seconds: number): Promise<void>;
   toJSON(): { now: string };

@@ -5,5 +5,5 @@
 //   import wasm from "fencepost/fencepost_bg.wasm";
 //   import { initWasm } from "fencepost";
 //   initWasm(wasm);
-declare const wasm: string | WebAssembly.Module;
+declare const wasm: string | import("./index.js").WasmModule;
 export default wasm;

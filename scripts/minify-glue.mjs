@@ -2,7 +2,8 @@
 // imports, exports and import module as `wasm-opt --minify-imports-and-exports-and-modules`
 // renamed them in the wasm (its mapping: the JSON that wasm-opt printed, saved to a file).
 // wasm-bindgen names every import `__wbg_<name>_<16 hex digits of hash>`: about 130 such names
-// cost some 2 KB of the gzipped wasm, for nothing a user sees.
+// cost some 2 KB of the gzipped wasm, for nothing a user sees. It also lets initSync take a
+// compiled module from another realm (below).
 //
 // usage: node scripts/minify-glue.mjs MAPPING.json pkg/fencepost.js pkg/fencepost.d.ts
 import { readFileSync, writeFileSync } from "node:fs";
@@ -38,6 +39,12 @@ glue = replaceOnce(glue, `${JSON.stringify(module).replace(/[.]/g, "\\.")}: impo
 for (const [, name, minified] of mapping.imports) {
   glue = replaceOnce(glue, `(\\n\\s+)${name}: `, (_, indent) => `${indent}${key(minified)}: `, `import ${name}`);
 }
+// A compiled module made in another realm (Next.js's edge sandbox compiles `.wasm?module` imports
+// outside the realm the package runs in) fails `instanceof WebAssembly.Module`, and the glue then
+// took it for bytes ("Argument 0 must be a buffer source"). Its tag says what it is in any realm,
+// and the engine's own check (`new WebAssembly.Instance`) goes by what it is, not by its realm.
+glue = replaceOnce(glue, "!\\(module instanceof WebAssembly\\.Module\\)",
+  'Object.prototype.toString.call(module) !== "[object WebAssembly.Module]"', "initSync's module check");
 // Exports: read as `wasm.name` in the glue, declared as `readonly name:` in InitOutput.
 const exported = new Map(mapping.exports);
 glue = glue.replace(/\bwasm\.([A-Za-z_$][\w$]*)/g, (whole, name) => {

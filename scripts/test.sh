@@ -200,7 +200,8 @@ if want examples; then
   stage examples count_plain node tests/js/examples.mjs
 fi
 if want types; then
-  # The package's types under each moduleResolution a user may have; then `await using` as Node 20
+  # The package's types under each moduleResolution a user may have (node16 as a Node-only project:
+  # `@types/node` and no DOM library, which has `WebAssembly` and `BufferSource`); then `await using` as Node 20
   # users get it (TypeScript's downlevel), compiled and run.
   for resolution in nodenext node16 bundler; do
     config=tests/js/tsconfig.json; [ $resolution = nodenext ] || config=tests/js/tsconfig.$resolution.json

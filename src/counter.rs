@@ -8,7 +8,6 @@ use serde_json::Value;
 use crate::base::error::{Error, Result};
 use crate::base::future::{BoxFuture, join_all};
 use crate::doc;
-use crate::host::random::random_unit;
 use crate::objects::Objects;
 use crate::objects::events::Call;
 use crate::objects::transition::transition;
@@ -71,7 +70,7 @@ impl Counter {
         if n.abs() > MAX_SAFE {
             return Err(Error::invalid("a counter adds integers of at most 2^53 - 1"));
         }
-        let pick = ((random_unit() * self.shards.len() as f64) as usize).min(self.shards.len() - 1);
+        let pick = ((self.objects.jitter() * self.shards.len() as f64) as usize).min(self.shards.len() - 1);
         let shard = &self.shards[pick];
         let mut add = transition(|v: Value| {
             let sum = count(shard, &v)? + n;

@@ -131,7 +131,7 @@ impl Semaphore {
         }
         // Every slot, from a random one on: acquirers spread over the slots.
         let limit = self.limit + u32::from(mutation::on(Mutation::SemaphoreExtraSlot));
-        let first = (crate::host::random::random_unit() * f64::from(limit)) as u32;
+        let first = (self.objects.jitter() * f64::from(limit)) as u32;
         let slots: Vec<String> = (0..limit).map(|i| self.slot_key((first + i) % limit)).collect();
         let slots: Vec<&str> = slots.iter().map(String::as_str).collect();
         Ok(acquire::lease_among(&self.objects, &slots, lease_options, acquire::Rule::Slot, None).await?.ok())

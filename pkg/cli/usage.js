@@ -168,10 +168,10 @@ process list: set the environment variable, use the credentials file, or pipe th
 --…-stdin flag (one a run; one trailing newline is dropped), e.g.
   pass show r2/secret | fencepost ls --secret-access-key-stdin`;
 
-const EXIT_HELP = `Exit status: 0 ok; 1 not found, a required check failed, or not confirmed; 2 usage (unknown
-command or flag, missing argument, bad duration, missing configuration, a secret given as a flag
-value); 3 the store or the network failed (unreachable endpoint, timeout, refused credentials,
-missing bucket, server errors after retries).`;
+const EXIT_HELP = `Exit status: 0 ok; 1 not done: not found, a required check failed, not confirmed, or the
+store or the network failed (unreachable endpoint, timeout, refused credentials, missing bucket,
+server errors after retries: the line says which); 2 usage (unknown command or flag, missing
+argument, bad duration, missing configuration, a secret given as a flag value).`;
 
 /** The top of every overview: what the tool is, its usage line, its commands one a line. */
 function overview() {

@@ -153,6 +153,21 @@ fn round_trip_text(f: f64) -> String {
     ryu::Buffer::new().format_finite(f).to_owned()
 }
 
+/// The next output of SplitMix64 from `state`: tiny, and every bit of its output depends on the
+/// seed. Not a secure generator: for simulations and a manual clock's jitter, which need repeats.
+pub(crate) fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// 64 random bits as a float in [0, 1).
+pub(crate) fn unit_float(bits: u64) -> f64 {
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,12 +57,19 @@ pub fn normalize_store_prefix(prefix: &str) -> Result<String> {
     if trimmed.split('/').any(|seg| seg.is_empty() || seg == "." || seg == "..") {
         return Err(Error::invalid(format!("store prefix {} has an empty, '.' or '..' segment", quoted(prefix))));
     }
-    Ok(format!("{trimmed}/"))
+    let prefix = format!("{trimmed}/");
+    reserved_check(&prefix, "store prefix")?;
+    Ok(prefix)
 }
 
+/// No control characters, nor U+FFFE and U+FFFF: XML 1.0 has no way to write those, and S3's and
+/// Azure's listings are XML (a server puts a replacement character in their place, or fails).
 fn check_characters(s: &str, what: &str) -> Result<()> {
-    match s.chars().find(|c| c.is_control()) {
-        Some(c) => Err(Error::invalid(format!("{what} contains the control character U+{:04X}", c as u32))),
+    match s.chars().find(|c| c.is_control() || matches!(c, '\u{fffe}' | '\u{ffff}')) {
+        Some(c) if c.is_control() => {
+            Err(Error::invalid(format!("{what} contains the control character U+{:04X}", c as u32)))
+        }
+        Some(c) => Err(Error::invalid(format!("{what} contains U+{:04X}, which XML listings cannot carry", c as u32))),
         None => Ok(()),
     }
 }
@@ -94,6 +101,8 @@ mod tests {
             "a\nb",
             "\u{7f}",
             "a\u{0}",
+            "a\u{fffe}",
+            "\u{ffff}b",
             &"k".repeat(1025),
             &"é".repeat(513),
         ] {
@@ -111,5 +120,10 @@ mod tests {
         assert_eq!(normalize_store_prefix("/a/b/").unwrap(), "a/b/");
         assert!(normalize_store_prefix("a//b").is_err());
         assert!(normalize_store_prefix("a/../b").is_err());
+        // CairnDB's engine prefixes, which a store prefix would put every key under.
+        for reserved in ["log", "/logs/", "snapshots/x", "txapplied"] {
+            assert!(normalize_store_prefix(reserved).is_err(), "{reserved}");
+        }
+        assert_eq!(normalize_store_prefix("catalog").unwrap(), "catalog/");
     }
 }

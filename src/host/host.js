@@ -17,7 +17,12 @@ export function onSettled(value, callback) {
 // response's leave as one, instead of one crossing (and one string copy) per name and per value —
 // about a dozen headers each way on every S3 request.
 
-/** `fetch(url, {method, headers, body, signal})`, headers given as "name:value\n" lines. */
+/**
+ * `fetch(url, {method, headers, body, signal})`, headers given as "name:value\n" lines. Redirects
+ * are not followed: a request is signed for its endpoint, and the credentials it carries (a SAS in
+ * the URL, a session token) must not go to another host, nor its answer be taken for the store's.
+ * The 3xx (a browser's opaque redirect, status 0) is a storage error.
+ */
 export function fetchWithHeaderText(url, method, headerText, body, signal) {
   const headers = [];
   for (const line of headerText.split("\n")) {
@@ -26,7 +31,7 @@ export function fetchWithHeaderText(url, method, headerText, body, signal) {
     headers.push([line.slice(0, colon), line.slice(colon + 1)]);
   }
   /** @type {RequestInit} */
-  const init = { method, headers };
+  const init = { method, headers, redirect: "manual" };
   if (body !== undefined) init.body = body;
   if (signal !== undefined) init.signal = signal;
   return fetch(url, init);

@@ -46,17 +46,11 @@ pub(crate) mod seeded {
         STATE.set(seed);
     }
 
-    /// Fill `buf` from the seeded generator when one is set (SplitMix64: tiny, and every bit of
-    /// its output depends on the seed; not a secure generator, which a simulation does not need).
+    /// Fill `buf` from the seeded generator when one is set.
     pub(crate) fn fill(buf: &mut [u8]) -> bool {
         let Some(mut state) = STATE.get() else { return false };
         for chunk in buf.chunks_mut(8) {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
-            chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
+            chunk.copy_from_slice(&crate::base::number::splitmix64(&mut state).to_le_bytes()[..chunk.len()]);
         }
         STATE.set(Some(state));
         true
@@ -70,7 +64,7 @@ pub(crate) fn random_unit() -> f64 {
     if random_bytes(&mut bytes).is_err() {
         return 0.5;
     }
-    (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
+    crate::base::number::unit_float(u64::from_le_bytes(bytes))
 }
 
 #[cfg(test)]

@@ -121,7 +121,7 @@ pub(crate) async fn lease_among(
         // Never past the wait's end (one last attempt right then), nor past the held lease's
         // deadline (it may be stolen at that very instant).
         let until_expiry = objects.now()?.secs_until(deadline).max(0.0);
-        objects.sleep(wait_poll(poll).min(left).min(until_expiry)).await?;
+        objects.sleep(wait_poll(poll, objects.jitter()).min(left).min(until_expiry)).await?;
     }
     Ok(Err(None))
 }
@@ -222,8 +222,8 @@ pub(crate) async fn cooperative_write(objects: &Objects, key: &str, f: &mut Tran
 /// The pause before poll `n + 1` of a waiting acquisition: doubling from `WAIT_FIRST_POLL` up to
 /// `WAIT_MAX_POLL`, with "equal jitter" (half fixed, half random) so waiters spread out but none
 /// polls much more often than the schedule says.
-fn wait_poll(n: u32) -> f64 {
-    crate::objects::retry::equal_jitter(n, WAIT_FIRST_POLL, WAIT_MAX_POLL)
+fn wait_poll(n: u32, unit: f64) -> f64 {
+    crate::objects::retry::equal_jitter(n, WAIT_FIRST_POLL, WAIT_MAX_POLL, unit)
 }
 
 /// A lease's ttl: seconds, > 0, at most 100 years (a deadline must stay writable).

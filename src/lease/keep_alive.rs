@@ -127,7 +127,7 @@ impl<T> Lease<T> {
                     Err(e @ (Error::Storage(_) | Error::AmbiguousWrite { .. } | Error::Conflict { .. })) => {
                         *last_failure.lock() = Some(e);
                         failures += 1;
-                        if self.objects.sleep(retry_pause(failures)).await.is_err() {
+                        if self.objects.sleep(retry_pause(failures, self.objects.jitter())).await.is_err() {
                             return Ok(());
                         }
                     }
@@ -175,6 +175,6 @@ pub(crate) fn check_interval(ttl: f64, every: f64) -> Result<()> {
 }
 
 /// The pause after the `n`-th failed renewal: doubling, with equal jitter.
-fn retry_pause(n: u32) -> f64 {
-    crate::objects::retry::equal_jitter(n, RETRY_FIRST, RETRY_MAX)
+fn retry_pause(n: u32, unit: f64) -> f64 {
+    crate::objects::retry::equal_jitter(n, RETRY_FIRST, RETRY_MAX, unit)
 }

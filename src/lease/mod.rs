@@ -441,7 +441,10 @@ impl<T> Lease<T> {
             Box::pin(async move { Ok(p) })
         })
         .await?;
-        self.transition(LeaseAction::Renewed, None);
+        // Not heard after the period's end (a renewal that landed before a release settled after it).
+        if !self.period.ended.is_cancelled() {
+            self.transition(LeaseAction::Renewed, None);
+        }
         Ok(())
     }
 
@@ -525,6 +528,10 @@ impl<T> Lease<T> {
                 extra: view.extra,
             };
             match self.objects.replace(&period.key, &doc.encode(), etag, &view.meta).await? {
+                // The period ended while this write was in flight (released through this handle:
+                // a renewal read back after the release landed on top of it). The write did land,
+                // but the view keeps the end's version: a released handle never looks held again.
+                Some(_) if self.period.ended.is_cancelled() => return Ok(doc.state),
                 Some(written) => {
                     *period.view.lock() = View {
                         etag: written.etag,
@@ -569,23 +576,27 @@ impl<T> Lease<T> {
                 format!("epoch advanced from {} to {}", period.epoch, doc.epoch),
             ));
         }
-        if doc.holder.as_deref() != Some(period.holder.as_str()) && !absorb {
-            // The same epoch with no holder: the period was released, through another of its handles.
-            return Err(match doc.holder {
-                None => Error::lease_lost(
-                    &period.key,
-                    LostReason::Released,
-                    "the lease was released through another handle",
-                ),
-                Some(_) => Error::lease_lost(&period.key, LostReason::Stolen, "another holder took the lease"),
-            });
+        // The same epoch with no holder: the period was released, through another of its handles.
+        let released = doc.holder.is_none() && !absorb;
+        if doc.holder.as_deref() != Some(period.holder.as_str()) && !absorb && !released {
+            return Err(Error::lease_lost(&period.key, LostReason::Stolen, "another holder took the lease"));
         }
+        // The period's latest version; when it was released, its last: the handle shows it
+        // released, as the releasing handle does.
         let mut v = period.view.lock();
         v.etag = Some(etag);
         v.meta = meta;
         v.deadline_at = doc.deadline();
         v.state = doc.state;
         v.extra = doc.extra;
+        v.released |= released;
+        if released {
+            return Err(Error::lease_lost(
+                &period.key,
+                LostReason::Released,
+                "the lease was released through another handle",
+            ));
+        }
         Ok(())
     }
 }

@@ -221,6 +221,11 @@ impl Objects {
         self.guard(self.clock.sleep(secs)).await
     }
 
+    /// A random float in [0, 1): the configured clock's ([`Clock::jitter`]), else the host's.
+    pub(crate) fn jitter(&self) -> f64 {
+        self.clock.jitter().unwrap_or_else(crate::host::random::random_unit)
+    }
+
     /// A wait on the configured clock that no cancel cuts short (a deadline's timer).
     pub(crate) fn timer(&self, secs: f64) -> crate::base::future::BoxFuture<'static, ()> {
         self.clock.sleep(secs)

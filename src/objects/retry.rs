@@ -6,7 +6,6 @@
 
 use super::Objects;
 use crate::base::error::{Error, Result};
-use crate::host::random::random_unit;
 use crate::store::{FailureKind, Reply, Request};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,9 +48,10 @@ impl RetryPolicy {
 /// The `n`-th (1-based) of a schedule doubling from `first` up to `max` seconds, with "equal
 /// jitter" (half fixed, half random): waiters spread out, but none waits much less than the
 /// schedule says. For polls and renewals, where full jitter would sometimes retry at once.
-pub(crate) fn equal_jitter(n: u32, first: f64, max: f64) -> f64 {
+/// `unit` is a random float in [0, 1) ([`Objects::jitter`]).
+pub(crate) fn equal_jitter(n: u32, first: f64, max: f64, unit: f64) -> f64 {
     let d = (first * 2f64.powi(n.saturating_sub(1).min(16) as i32)).min(max);
-    d * (0.5 + 0.5 * random_unit())
+    d * (0.5 + 0.5 * unit)
 }
 
 impl Objects {
@@ -100,7 +100,7 @@ impl Objects {
     /// The wait before retry number `retry`; the cancel's reason if it fires (or has fired).
     pub(super) async fn backoff(&self, retry: u32) -> Result<()> {
         self.check_cancel()?;
-        let delay = self.retry.delay(retry, random_unit());
+        let delay = self.retry.delay(retry, self.jitter());
         if delay > 0.0 { self.sleep(delay).await } else { Ok(()) }
     }
 }

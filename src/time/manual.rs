@@ -30,6 +30,8 @@ struct Inner {
     /// sorted list: a test has a handful of timers, and a map would be kilobytes more wasm.
     timers: Lock<Timers>,
     next_id: SyncCell<u64>,
+    /// The state of the jitter generator, seeded by the start instant ([`Clock::jitter`]).
+    jitter: SyncCell<u64>,
 }
 
 impl ManualClock {
@@ -52,8 +54,13 @@ impl ManualClock {
     }
 
     fn build(start: Timestamp, auto_advance: bool) -> Self {
-        let inner =
-            Inner { now: SyncCell::new(start), auto_advance, timers: Lock::default(), next_id: SyncCell::new(0) };
+        let inner = Inner {
+            now: SyncCell::new(start),
+            auto_advance,
+            timers: Lock::default(),
+            next_id: SyncCell::new(0),
+            jitter: SyncCell::new(start.as_micros() as u64),
+        };
         ManualClock { inner: Shared::new(inner) }
     }
 
@@ -100,7 +107,8 @@ impl ManualClock {
                 true
             }
             _ => {
-                self.set(until);
+                // Never backwards: overlapping advances each step to their own target.
+                self.set(until.max(self.inner.now.get()));
                 false
             }
         }
@@ -120,6 +128,13 @@ impl fmt::Debug for ManualClock {
 impl Clock for ManualClock {
     fn now(&self) -> crate::base::error::Result<Timestamp> {
         Ok(self.inner.now.get())
+    }
+
+    fn jitter(&self) -> Option<f64> {
+        let mut state = self.inner.jitter.get();
+        let bits = crate::base::number::splitmix64(&mut state);
+        self.inner.jitter.set(state);
+        Some(crate::base::number::unit_float(bits))
     }
 
     fn sleep(&self, secs: f64) -> BoxFuture<'static, ()> {
@@ -228,6 +243,19 @@ mod tests {
         assert_eq!(*fired.lock(), [1.0, 2.0, 3.0], "due order");
         assert_eq!(clock.pending_timers(), 0);
         assert_eq!(clock.now().unwrap(), ManualClock::START_2026.plus_secs(6.5));
+    }
+
+    #[test]
+    fn step_until_never_goes_back_and_jitter_repeats_with_the_start() {
+        let clock = ManualClock::starting_2026();
+        clock.set(ManualClock::START_2026.plus_secs(8.0));
+        assert!(!clock.step_until(ManualClock::START_2026.plus_secs(5.0)));
+        assert_eq!(clock.now().unwrap(), ManualClock::START_2026.plus_secs(8.0), "an earlier target leaves it");
+        let draws = |c: &ManualClock| [c.jitter().unwrap(), c.jitter().unwrap(), c.jitter().unwrap()];
+        let (a, b) = (draws(&ManualClock::starting_2026()), draws(&ManualClock::starting_2026()));
+        assert_eq!(a, b, "the same start, the same jitter");
+        assert!(a.iter().all(|u| (0.0..1.0).contains(u)) && a[0] != a[1]);
+        assert_ne!(a, draws(&ManualClock::new(ManualClock::START_2026.plus_secs(1.0))));
     }
 
     #[test]

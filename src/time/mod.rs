@@ -218,6 +218,14 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 pub trait Clock: crate::base::sync::MaybeSend + crate::base::sync::MaybeSync {
     fn now(&self) -> crate::base::error::Result<Timestamp>;
     fn sleep(&self, secs: f64) -> BoxFuture<'static, ()>;
+
+    /// A uniformly random float in [0, 1) for what fencepost spreads out in time or space (backoff
+    /// and poll jitter, a semaphore's first slot, a counter's shard), or `None` (the default) for
+    /// the host's randomness. A [`ManualClock`] draws from a generator seeded by its start, so a
+    /// test under it takes the same waits, and makes the same requests, on every run.
+    fn jitter(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Which clock lease deadlines are written and judged in.

@@ -746,6 +746,11 @@ pub async fn objects_conditional_puts(cx: Ctx) {
     let etag = w.etag.unwrap();
     assert!(o.put("k", b"two", Precondition::IfAbsent).await.unwrap().is_none());
     assert!(o.put("k", b"two", Precondition::IfMatch("0123".into())).await.unwrap().is_none());
+    // An etag no store of this kind gives (not even a GCS generation number) matches nothing.
+    for key in ["k", "missing"] {
+        let foreign = o.put(key, b"x", Precondition::IfMatch("0f-not-an-etag".into())).await.unwrap();
+        assert!(foreign.is_none(), "a foreign etag on {key}");
+    }
     assert!(
         o.put("missing", b"x", Precondition::IfMatch(etag.clone())).await.unwrap().is_none(),
         "If-Match on a missing key fails"

@@ -154,3 +154,50 @@ test("azureStore: a container SAS token works in place of the key", { skip: noAz
   assert.equal(e.status, 403);
   assert.ok(!e.message.includes("sig="), e.message);
 });
+
+test("no store follows a redirect: the credentials stay with the endpoint, and a 3xx is a StorageError", async () => {
+  let elsewhere = 0;
+  const other = await listen((req, res) => {
+    elsewhere++;
+    res.writeHead(404).end();
+  });
+  const redirecting = await listen((req, res) => res.writeHead(307, { location: `${other}${req.url}` }).end());
+  const retry = { maxAttempts: 1 };
+  const stores = {
+    s3: lib.s3Store({ endpoint: redirecting, bucket: "box", region: "us-east-1", accessKeyId: "AKIDEXAMPLE",
+      secretAccessKey: "a-secret-key-of-forty-characters-or-so00", sessionToken: "a-session-token-to-keep-home" }),
+    azure: lib.azureStore({ account: "acct", container: "box", endpoint: `${redirecting}/acct`,
+      sasToken: "sv=2022-11-02&sp=rwdl&sig=a%2Bsecret%2Fsignature%3D" }),
+    gcs: lib.gcsStore({ endpoint: redirecting, bucket: "box", accessToken: "ya29.a-token-to-keep-home" }),
+  };
+  for (const [name, store] of Object.entries(stores)) {
+    const db = new lib.Fencepost(store, { retry });
+    const e = await db.objects.get("k").then((got) => assert.fail(`${name} read ${got}`), (err) => err);
+    assert.ok(e instanceof lib.StorageError && e.status === 307, `${name}: ${e}`);
+  }
+  assert.equal(elsewhere, 0, "nothing reached the host the redirect named");
+});
+
+test("gcsStore: a getAccessToken that never settles fails each attempt after the timeout", async () => {
+  const never = await listen((req, res) => res.writeHead(500).end());
+  const db = new lib.Fencepost(lib.gcsStore({ endpoint: never, bucket: "box", timeout: 0.2, getAccessToken: () => new Promise(() => {}) }),
+    { retry: { maxAttempts: 2, baseDelay: 0.01, maxDelay: 0.01 } });
+  const t0 = Date.now();
+  const e = await db.objects.get("k").then(() => assert.fail("read"), (err) => err);
+  assert.ok(e instanceof lib.StorageError, String(e));
+  assert.match(e.message, /the access token function gave no token within 0\.2 s/);
+  assert.ok(Date.now() - t0 < 5_000, `bounded: ${Date.now() - t0} ms`);
+});
+
+test("azureStore: a SAS signature echoed back decoded is redacted too", async () => {
+  const echo = await listen(async (req, res) => {
+    const sig = new URL(req.url, "http://x").searchParams.get("sig"); // decoded: a+secret/signature=
+    res.writeHead(403, { "content-type": "application/xml" })
+      .end(`<?xml version="1.0"?><Error><Code>AuthenticationFailed</Code><Message>Signature ${sig} did not match</Message></Error>`);
+  });
+  const db = new lib.Fencepost(lib.azureStore({ account: "acct", container: "box", endpoint: `${echo}/acct`,
+    sasToken: "sv=2022-11-02&sp=rwdl&sig=a%2Bsecret%2Fsignature%3D" }));
+  const e = await db.objects.get("k").then(() => assert.fail("read"), (err) => err);
+  assert.ok(e instanceof lib.StorageError && e.status === 403, String(e));
+  assert.ok(!e.message.includes("a+secret/signature=") && e.message.includes("[redacted]"), e.message);
+});

@@ -946,6 +946,72 @@ export function cases(env) {
       }
     });
 
+    test("testing: a lease handle whose period ended keeps the version it ended with", async () => {
+      const t = tk();
+      // A renew racing a release on one handle: whichever lands first, the handle ends released.
+      const lease = await t.db.lease("ended/race", { ttl: 30 });
+      const [released, renewed] = await Promise.allSettled([lease.release(), lease.renew()]);
+      eq(released.status, "fulfilled", "the release lands");
+      if (renewed.status === "rejected") {
+        assert(renewed.reason instanceof lib.LeaseLost && renewed.reason.reason === "released", `the renew: ${renewed.reason}`);
+      }
+      const stored = (await t.db.inspect("ended/race")).lease;
+      eq([lease.released, lease.deadlineAt.getTime()], [true, stored.deadlineAt.getTime()], "the handle shows the release");
+      // Released through another handle of the period: this one learns it with the last version.
+      const held = await t.db.lease("ended/other", { ttl: 30, holder: "h" });
+      const other = await t.peer().attachLease("ended/other", { holder: "h", ttl: 30 });
+      await other.release({ state: { done: 1 } });
+      const e = await rejects(held.renew(), lib.LeaseLost, "a renew after another handle released");
+      eq([e.reason, held.released, held.state], ["released", true, { done: 1 }], "the period's last version");
+    });
+
+    test("testing: keepAlive() after stop() starts anew once the stop settles; refused at the end with the handle's own LeaseLost", async () => {
+      const t = tk();
+      const lease = await t.db.lease("ka/restart", { ttl: 30 });
+      const first = lease.keepAlive({ every: 10 });
+      const stopping = first.stop();
+      const second = lease.keepAlive({ every: 10 });
+      assert(second !== first, "a new keeper, not the stopping one");
+      eq(lease.keepAlive(), second, "idempotent while it runs");
+      await stopping;
+      const before = lease.deadlineAt.getTime();
+      await t.clock.advance(11);
+      assert(lease.deadlineAt.getTime() > before, "the new keep-alive renewed");
+      await second.stop();
+      await lease.release();
+
+      const late = await t.db.lease("ka/late", { ttl: 5 });
+      const signal = late.signal;
+      await t.clock.advance(6);
+      let thrown;
+      try {
+        late.keepAlive();
+      } catch (err) {
+        thrown = err;
+      }
+      assert(thrown instanceof lib.LeaseLost && thrown.reason === "expired", `keepAlive past the deadline: ${thrown}`);
+      assert(signal.aborted && signal.reason === thrown, "the very LeaseLost the signal carries");
+    });
+
+    test("testing: a manual clock's advances add up, and its jitter repeats from run to run", async () => {
+      const clock = manualClock(Date.UTC(2026, 0, 1));
+      await Promise.all([clock.advance(5), clock.advance(3)]);
+      eq(clock.now() - Date.UTC(2026, 0, 1), 8000, "advance(5) and advance(3) together move 8 s");
+      // Three 503s: the claim backs off three times; under a manual clock it takes the same time on every run.
+      const took = [];
+      for (let run = 0; run < 3; run++) {
+        const t = tk();
+        t.store.inject({ status: 503 }, { op: "put", times: 3 });
+        let done = false;
+        const claim = t.db.claim("jitter/k", 1).then(() => (done = true));
+        const start = t.clock.now();
+        for (let step = 0; step < 500 && !done; step++) await t.clock.advance(0.01);
+        await claim;
+        took.push(Math.round(t.clock.now() - start));
+      }
+      eq(new Set(took).size, 1, `the same backoff on every run: ${took.join(", ")} ms`);
+    });
+
     test("testing: a lost response on a claim's put still reports won: true; a second claimer converges", async () => {
       const t = tk();
       t.store.inject("lostResponse", { op: "put", key: "cron/" });

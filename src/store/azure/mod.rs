@@ -38,8 +38,8 @@ pub struct AzureConfig {
     endpoint: String,
     parsed: Endpoint,
     credential: Credential,
-    /// The key or SAS token as given: never in an error message.
-    secret: String,
+    /// The key or SAS token as given (and a SAS's signature decoded): never in an error message.
+    secrets: Vec<String>,
     timeout: f64,
 }
 
@@ -153,12 +153,12 @@ impl AzureConfigBuilder {
         }
         let endpoint = self.endpoint.unwrap_or_else(|| format!("https://{account}.blob.core.windows.net"));
         let parsed = Endpoint::parse("Azure", &endpoint)?;
-        let (credential, secret) = match (self.account_key, self.sas_token) {
+        let (credential, secrets): (_, Vec<String>) = match (self.account_key, self.sas_token) {
             (Some(key), None) => {
                 let decoded = crate::codec::encoding::base64_decode(key.trim())
                     .filter(|k| !k.is_empty())
                     .ok_or_else(|| Error::invalid("Azure account key must be the base64 key the portal shows"))?;
-                (Credential::SharedKey(decoded.into()), key)
+                (Credential::SharedKey(decoded.into()), vec![key])
             }
             (None, Some(token)) => {
                 let sas = token.trim().trim_start_matches('?').to_owned();
@@ -167,7 +167,12 @@ impl AzureConfigBuilder {
                     // Never echo the token itself.
                     return Err(Error::invalid("Azure SAS token must be a URL query string (sv=…&sig=…)"));
                 }
-                (Credential::Sas(sas.clone()), sas)
+                // The signature also as a server may echo it: decoded (`+`, `/`, `=` as themselves).
+                let sig = sas.split('&').find_map(|p| p.strip_prefix("sig="));
+                let decoded = sig.map(ascii_unescaped).filter(|d| Some(d.as_str()) != sig);
+                let mut secrets = vec![sas.clone()];
+                secrets.extend(decoded);
+                (Credential::Sas(sas), secrets)
             }
             (Some(_), Some(_)) => return Err(Error::invalid("give Azure an account key or a SAS token, not both")),
             (None, None) => return Err(Error::invalid("Azure needs an account key or a SAS token")),
@@ -179,10 +184,32 @@ impl AzureConfigBuilder {
             endpoint,
             parsed,
             credential,
-            secret,
+            secrets,
             timeout: self.timeout,
         })
     }
+}
+
+/// `%XX` escapes of ASCII characters unescaped in `text` (ASCII: a SAS token was checked to be);
+/// anything else is kept as it is.
+fn ascii_unescaped(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let hex = |at: usize| bytes.get(at).and_then(|&c| char::from(c).to_digit(16));
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(high), Some(low)) if high < 8 => {
+                out.push(char::from((high * 16 + low) as u8));
+                i += 3;
+            }
+            (c, ..) => {
+                out.push(char::from(c));
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// An [`ObjectStore`](crate::store::ObjectStore) on Azure Blob Storage. Clones share the transport, the clock and the latest
@@ -238,7 +265,7 @@ impl Protocol for AzureConfig {
         blob.headers.push(("x-ms-date".to_owned(), now.to_http_date()));
         blob.headers.push(("x-ms-version".to_owned(), wire::API_VERSION.to_owned()));
         let path = blob.path(&self.parsed, &self.container);
-        let mut secrets = vec![self.secret.clone()];
+        let mut secrets = self.secrets.clone();
         let sas = match &self.credential {
             Credential::SharedKey(key) => {
                 let sts = sign::string_to_sign(&sign::ToSign {
@@ -278,3 +305,19 @@ impl fmt::Debug for AzureStore {
 // Azure has no "start after" for listings: the objects layer applies `start_after` to the pages
 // as they come, so a listing that starts late still reads from the prefix's start.
 crate::store::http::http_object_store!(AzureStore);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sas_signature_is_kept_out_of_messages_as_given_and_unescaped() {
+        let sas = "sv=2022-11-02&sp=rwdl&sig=ab%2Bcd%2fef%3D";
+        let config = AzureConfig::builder("acct", "box").sas_token(sas).build().unwrap();
+        assert_eq!(config.secrets, [sas, "ab+cd/ef="]);
+        // A signature without escapes is one secret; a stray `%` stays as it is.
+        let plain = AzureConfig::builder("acct", "box").sas_token("sv=1&sig=abc").build().unwrap();
+        assert_eq!(plain.secrets, ["sv=1&sig=abc"]);
+        assert_eq!(ascii_unescaped("a%2-%zz%41%"), "a%2-%zzA%");
+    }
+}

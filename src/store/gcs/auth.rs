@@ -102,7 +102,8 @@ impl Auth {
 }
 
 /// The token request for a service account: a JWT assertion (RFC 7523) signed by the account's key.
-pub(crate) async fn token_request(account: &ServiceAccount, now: Timestamp) -> StoreResult<HttpRequest> {
+/// The token request, and the signed assertion it carries (a secret while it is valid).
+pub(crate) async fn token_request(account: &ServiceAccount, now: Timestamp) -> StoreResult<(HttpRequest, String)> {
     // Whole seconds: Google reads NumericDates as integers.
     let iat = (now.as_millis_f64() / 1000.0).floor() as i64;
     // Written out rather than built as a `Value` (keys in canonical order).
@@ -124,12 +125,13 @@ pub(crate) async fn token_request(account: &ServiceAccount, now: Timestamp) -> S
         http::encode::encode_query_component("urn:ietf:params:oauth:grant-type:jwt-bearer"),
         assertion
     );
-    Ok(HttpRequest {
+    let request = HttpRequest {
         method: "POST",
         url: account.token_uri.clone(),
         headers: vec![("content-type".to_owned(), "application/x-www-form-urlencoded".to_owned())],
         body: body.into_bytes(),
-    })
+    };
+    Ok((request, assertion))
 }
 
 /// The token endpoint's answer: `{"access_token": …, "expires_in": seconds}`, or its error
@@ -176,7 +178,7 @@ mod tests {
             signer: Shared::new(FixedSignature),
         };
         let now = Timestamp::parse_rfc3339("2026-01-01T00:00:00.5Z").unwrap();
-        let request = futures::executor::block_on(token_request(&account, now)).unwrap();
+        let (request, _) = futures::executor::block_on(token_request(&account, now)).unwrap();
         assert_eq!(request.url, "http://127.0.0.1:1/token");
         let body = String::from_utf8(request.body).unwrap();
         let assertion =

@@ -23,8 +23,10 @@ pub use auth::{AccessToken, Rs256Signer, ServiceAccount, TokenSource};
 pub use rsa_signer::RsaSigner;
 
 use super::http::{DEFAULT_TIMEOUT, Endpoint, HttpClient, HttpRequest, HttpResponse, HttpTransport, Protocol};
-use super::{Reply, Request, StoreResult};
+use super::{FailureKind, Precondition, PutOutcome, Reply, Request, StoreError, StoreResult};
 use crate::base::error::{Error, Result, quoted};
+use crate::base::future::{BoxFuture, Either, race};
+use crate::base::number::number_text;
 use crate::time::{Clock, Timestamp};
 use auth::Auth;
 
@@ -216,12 +218,10 @@ impl GcsStore {
 
     /// Every operation's one request (through the HTTP kit's one call), with its token.
     async fn call(&self, request: Request<'_>) -> StoreResult<Reply> {
-        if let Request::DeleteIfMatch { etag, .. } = request {
-            if !wire::is_generation(&crate::store::normalize_etag(etag)) {
-                // Not a version this store handed out (an S3 ETag, a typo): it cannot match.
-                return Ok(Reply::Deleted(false));
-            }
-        }
+        let request = match without_foreign_etags(request) {
+            Ok(settled) => return Ok(settled),
+            Err(request) => request,
+        };
         let token = self.access_token().await?;
         self.http.call(&self.config, request, token).await
     }
@@ -236,19 +236,61 @@ impl GcsStore {
         match &self.config.auth {
             Auth::Anonymous => Ok(None),
             Auth::Token(t) => Ok(Some(t.clone())),
-            Auth::Source(source) => Ok(Some(source.token().await?.token)),
+            // Bounded as a request is: a token function that never settles is no hang.
+            // Bounded as a request is: a token function that never settles is no hang.
+            Auth::Source(source) => Ok(Some(bounded_token(source.token(), self.http.attempt_timer()).await?.token)),
             auth @ Auth::Account { account, .. } => {
                 let now = self.http.now()?;
                 if let Some(token) = auth.cached(now) {
                     return Ok(Some(token));
                 }
-                let request = auth::token_request(account, now).await?;
-                let token =
-                    self.http.exchange(request, &"service account token", &[], |r| auth::read_token(r, now)).await?;
+                let (request, assertion) = auth::token_request(account, now).await?;
+                // The signed assertion is a credential for a while: an endpoint echoing it is redacted.
+                let secrets = [assertion.as_str()];
+                let token = self
+                    .http
+                    .exchange(request, &"service account token", &secrets, |r| auth::read_token(r, now))
+                    .await?;
                 auth.remember(token.clone());
                 Ok(Some(token.token))
             }
         }
+    }
+}
+
+/// An access token from a source of the user's (a token function), bounded by an attempt's
+/// timeout as a request is; past it, a transient failure (nothing was sent).
+#[inline(never)]
+fn bounded_token<'a>(
+    token: BoxFuture<'a, StoreResult<AccessToken>>,
+    (timer, timeout): (BoxFuture<'static, ()>, f64),
+) -> BoxFuture<'a, StoreResult<AccessToken>> {
+    Box::pin(async move {
+        match race(token, timer).await {
+            Either::Left(out) => out,
+            Either::Right(()) => Err(StoreError::new(
+                FailureKind::Transient,
+                None,
+                None,
+                format!("the access token function gave no token within {} s", number_text(timeout)),
+            )),
+        }
+    })
+}
+
+/// A request naming an etag that is no generation (an S3 ETag, a typo) settled without asking:
+/// it names no version this store handed out, so it cannot match (and GCS would refuse it as a
+/// malformed number, 400); a conditional read on one is a plain read. `Err`: the request to send.
+#[inline(never)]
+fn without_foreign_etags(request: Request<'_>) -> std::result::Result<Reply, Request<'_>> {
+    let foreign = |etag: &str| !wire::is_generation(&crate::store::normalize_etag(etag));
+    match request {
+        Request::DeleteIfMatch { etag, .. } if foreign(etag) => Ok(Reply::Deleted(false)),
+        Request::Put { precondition: Precondition::IfMatch(etag), .. } if foreign(etag) => {
+            Ok(Reply::Put(PutOutcome::PreconditionFailed))
+        }
+        Request::GetIfChanged { key, etag } if foreign(etag) => Err(Request::Get(key)),
+        other => Err(other),
     }
 }
 

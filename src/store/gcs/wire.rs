@@ -159,20 +159,21 @@ pub(crate) fn read_get(
 }
 
 /// A conditional upload that lost (412; 404 for a generation of an object that is gone) is
-/// [`PutOutcome::PreconditionFailed`].
+/// [`PutOutcome::PreconditionFailed`]. A 404 to a create-only upload can only be about the bucket.
 pub(crate) fn read_put(
     response: HttpResponse,
     precondition: &Precondition,
     what: &(dyn std::fmt::Display + Sync),
 ) -> StoreResult<PutOutcome> {
     let conditional = *precondition != Precondition::None;
+    let if_match = matches!(precondition, Precondition::IfMatch(_));
     match response.status {
         200..=299 => match object_resource(&response.body).and_then(|o| generation_of(&o)) {
             Some(etag) => Ok(PutOutcome::Written { etag }),
             None => Err(http::unnamed_write(&response, what)),
         },
         412 if conditional => Ok(PutOutcome::PreconditionFailed),
-        404 if conditional && !is_missing_bucket(&response) => Ok(PutOutcome::PreconditionFailed),
+        404 if if_match && !is_missing_bucket(&response) => Ok(PutOutcome::PreconditionFailed),
         _ => Err(failure(&response, what)),
     }
 }
@@ -326,6 +327,12 @@ mod tests {
         );
         let lost = response(412, &[], r#"{"error":{"code":412,"message":"Precondition failed"}}"#);
         assert_eq!(read_put(lost, &Precondition::IfAbsent, &what).unwrap(), PutOutcome::PreconditionFailed);
+        // A 404 (a bare one, as an emulator answers) loses an If-Match upload whose object is gone;
+        // a create-only upload can only get one for a missing bucket.
+        let gone = || response(404, &[], r#"{"error":{"code":404,"message":"Not Found"}}"#);
+        let if_match = Precondition::IfMatch("1700".into());
+        assert_eq!(read_put(gone(), &if_match, &what).unwrap(), PutOutcome::PreconditionFailed);
+        assert!(read_put(gone(), &Precondition::IfAbsent, &what).is_err());
         assert!(!read_delete(response(412, &[], ""), &what).unwrap());
         assert!(read_delete(response(204, &[], ""), &what).unwrap());
         let denied = r#"{"error":{"code":401,"message":"Invalid Credentials","errors":[{"reason":"authError"}]}}"#;

@@ -105,6 +105,12 @@ impl HttpClient {
         self.send(request, what).await.and_then(read).map_err(|err| sanitize(err, secrets))
     }
 
+    /// A timer of one attempt's timeout (for what a request waits on besides the transport: a
+    /// token function's answer), and that timeout in seconds.
+    pub(crate) fn attempt_timer(&self) -> (crate::base::future::BoxFuture<'static, ()>, f64) {
+        (self.clock.sleep(self.timeout), self.timeout)
+    }
+
     /// Send one request (the part of [`HttpClient::exchange`] that is the same whatever is read,
     /// so it is compiled once): its response or the failure.
     async fn send(&self, request: HttpRequest, what: &(dyn fmt::Display + Sync)) -> StoreResult<HttpResponse> {
