@@ -486,7 +486,7 @@ for (const runtime of Object.keys(RUNTIMES)) {
     assert.equal(help.stdout.split("Store (each flag, else the environment):").length, 2, "the store settings, once");
     assert.match(help.stdout, /^  --secret-access-key-stdin +AWS_SECRET_ACCESS_KEY$/m);
     assert.match(help.stdout, /AWS_SHARED_CREDENTIALS_FILE/);
-    assert.match(help.stdout, /1 not done: .*the store or the network failed.*; 2 usage/s);
+    assert.match(help.stdout, /1 not done: .*store or the network failed.*; 2 usage/s);
     for (const command of ["ls", "show", "break", "prune", "check"]) {
       assert.match(help.stdout, new RegExp(`^  ${command}\\b`, "m"));
       const own = await cli(runtime, prefix, [command, "--help"]);

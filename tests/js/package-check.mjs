@@ -4,10 +4,11 @@
 // every module a shipped module imports; runs publint (strict) and
 // @arethetypeswrong/cli (esm-only: the package is ESM, with no CommonJS entry) on the npm tarball;
 // checks pkg/'s licenses are the root ones, committed (not copied in at pack time), and that the
-// npm README is generated from README.md and links only to its own headings and the repository. Run after scripts/build-pkg.sh. Prints ok / not ok per
-// check, then "N passed, M failed".
+// npm README is generated from README.md and links only to its own headings and the repository;
+// bundles the installed package for Node with esbuild (ES module and CommonJS) and runs it. Run
+// after scripts/build-pkg.sh. Prints ok / not ok per check, then "N passed, M failed".
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, posix, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -80,6 +81,35 @@ try {
     check("publint --strict", lint.ok && /All good!/.test(lint.out) ? null : lint.out);
     const attw = run(join(BIN, "attw"), ["--profile", "esm-only", "--no-emoji", "--no-color", "--format", "table", tarballs.npm]);
     check("attw --profile esm-only (every entry point resolves to its types under node16 ESM and bundler)", attw.ok ? null : attw.out);
+  }
+  // ---------------------------------------------------------------- bundled for Node (Lambda, bun build, Vite SSR)
+  // The installed package bundled by esbuild into one file, ES module and CommonJS: it runs with
+  // the `.wasm` copied next to the bundle, and without it fails at import with a FencepostError
+  // that says what to do (docs/runtimes.md, "Bundling for Node").
+  const esbuild = await import("esbuild");
+  const app = join(tmp, "node-app");
+  mkdirSync(app);
+  writeFileSync(join(app, "main.js"), 'import { Fencepost, memoryStore } from "fencepost";\n' +
+    'console.log((await new Fencepost(memoryStore()).claim("k", 1)).won);\n');
+  for (const format of ["esm", "cjs"]) {
+    const dir = join(app, format);
+    const file = join(dir, format === "esm" ? "main.mjs" : "main.cjs");
+    const source = format === "esm" ? "main.js" : "main-cjs.js";
+    if (format === "cjs") {
+      // CommonJS has no top-level await: the same program in a then.
+      writeFileSync(join(app, source), 'const { Fencepost, memoryStore } = require("fencepost");\n' +
+        'new Fencepost(memoryStore()).claim("k", 1).then((r) => console.log(r.won));\n');
+    }
+    await esbuild.build({ entryPoints: [join(app, source)], bundle: true, platform: "node", format, outfile: file,
+      nodePaths: [join(ROOT, "node_modules")], logLevel: "silent" });
+    const without = run(process.execPath, [file]);
+    copyFileSync(join(ROOT, "node_modules", "fencepost", "dist", "fencepost_bg.wasm"), join(dir, "fencepost_bg.wasm"));
+    const copied = run(process.execPath, [file]);
+    check(`bundled for Node by esbuild (${format}): runs with the .wasm next to the bundle; without it, a clear FencepostError`, [
+      copied.ok && copied.out === "true" ? null : `with the .wasm: ${copied.out}`,
+      !without.ok && /FencepostError: fencepost could not read its wasm core at .*Bundling for Node/s.test(without.out) ? null
+        : `without the .wasm: ${without.out.slice(0, 400)}`,
+    ]);
   }
 } finally {
   rmSync(tmp, { recursive: true, force: true });
