@@ -138,6 +138,8 @@ export class ManualClock {
       await this.#settle(ioDeadline);
     }
     await this.#settle(ioDeadline);
+    // Stopped short (a task re-arming a due timer forever): the next advance starts from now.
+    if (this.now() < target && this.#target === target) this.#target = this.now();
   }
 
   /**

@@ -454,9 +454,10 @@ export class Lease {
         if (this.#keeper === keeper) {
           // From now on `keepAlive()` makes a new one, started once this one has settled.
           this.#keeper = undefined;
-          const stopping = (this.#stopping = settled.then(() => {
+          const over = () => {
             if (this.#stopping === stopping) this.#stopping = undefined;
-          }));
+          };
+          const stopping = (this.#stopping = settled.then(over, over));
         }
         await settled;
       },
@@ -466,14 +467,19 @@ export class Lease {
       this.#run(keeper, run, every); // a refusal (a bad interval, a period over) throws here
     } else {
       // The last one is still settling (a renewal in flight): this one starts after it, unless it
-      // is stopped first; a refusal then ends the handle, so `signal` tells.
+      // is stopped first. Its interval is judged now, as a start would (the core's rule, stated
+      // in the docs: 0 < every < ttl); a period found over then ends the handle, so `signal` tells.
+      if (every != null && !(every > 0 && every < this.ttl)) {
+        throw new InvalidArgument(`keep-alive interval must be > 0 and < the ttl (${this.ttl} s), got ${every}`);
+      }
       run.begun = stopping.then(() => {
         if (this.#keeper !== keeper || this.#ended !== undefined) return;
         try {
           this.#run(keeper, run, every);
         } catch (e) {
           this.#keeper = undefined;
-          this.#end(e);
+          if (e instanceof LeaseLost) this.#end(e);
+          else throw e; // `stop()` rejects with it
         }
       });
     }

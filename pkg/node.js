@@ -6,7 +6,9 @@ import { createRequire } from "node:module";
 import { initSync } from "./runtime.js";
 import { FencepostError } from "./errors.js";
 
-const fs = process.getBuiltinModule?.("node:fs") ?? createRequire(import.meta.url)("node:fs");
+// Bundled into a CommonJS file, `import.meta` is empty: the bundle's own file names the place.
+const here = import.meta.url || (typeof __filename === "string" ? __filename : "");
+const fs = process.getBuiltinModule?.("node:fs") ?? createRequire(here)("node:fs");
 initSync(readWasm());
 
 /**
@@ -21,7 +23,7 @@ function readWasm() {
   try {
     return fs.readFileSync(next);
   } catch (e) {
-    const path = next instanceof URL ? decodeURIComponent(next.pathname) : next;
+    const path = next instanceof URL ? (process.getBuiltinModule?.("node:url")?.fileURLToPath(next) ?? next.href) : next;
     throw new FencepostError(
       `fencepost could not read its wasm core at ${path} (${e?.code ?? e}). In a bundle for Node, keep ` +
         `fencepost external or copy node_modules/fencepost/dist/fencepost_bg.wasm next to the bundle ` +

@@ -40,7 +40,8 @@ pub use crate::time::ManualClock;
 pub use crate::base::mutation::{Mutation, set as set_mutation};
 
 /// Draw this thread's tokens (lease holders, write tokens) and backoff jitter from a generator
-/// seeded with `seed`, so a simulation repeats exactly; `None` returns to the operating system's
+/// seeded with `seed`, so a simulation repeats exactly (a client on a [`ManualClock`] draws its
+/// jitter from the clock's own generator instead, seeded by its start); `None` returns to the operating system's
 /// secure randomness. For tests only: seeded tokens are predictable. Not in wasm, where every
 /// token comes from `crypto.getRandomValues`.
 #[cfg(not(target_arch = "wasm32"))]

@@ -33,7 +33,8 @@ pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
 
 /// A per-thread seeded generator that replaces the host's randomness while it is set (natively
 /// only): deterministic simulations need every token and every backoff jitter to repeat with
-/// the seed. Public as `crate::testing::seed_random`.
+/// the seed (jitter from a clock that gives its own, a `ManualClock`'s, does not come here).
+/// Public as `crate::testing::seed_random`.
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod seeded {
     use std::cell::Cell;

@@ -528,12 +528,17 @@ impl<T> Lease<T> {
                 extra: view.extra,
             };
             match self.objects.replace(&period.key, &doc.encode(), etag, &view.meta).await? {
-                // The period ended while this write was in flight (released through this handle:
-                // a renewal read back after the release landed on top of it). The write did land,
-                // but the view keeps the end's version: a released handle never looks held again.
-                Some(_) if self.period.ended.is_cancelled() => return Ok(doc.state),
                 Some(written) => {
-                    *period.view.lock() = View {
+                    let mut v = period.view.lock();
+                    // The period ended while this write was in flight (released through this
+                    // handle: a renewal that landed before the release and was read back after
+                    // it). The write did land, but the view keeps the end's version: a released
+                    // handle never looks held again. Judged under the view's lock, where a
+                    // release records itself.
+                    if v.released || period.ended.is_cancelled() {
+                        return Ok(doc.state);
+                    }
+                    *v = View {
                         etag: written.etag,
                         meta: written.meta,
                         deadline_at: doc.deadline(),
@@ -541,6 +546,7 @@ impl<T> Lease<T> {
                         extra: doc.extra,
                         released: releasing,
                     };
+                    drop(v);
                     if releasing {
                         self.end(Error::lease_lost(
                             &period.key,
@@ -576,27 +582,28 @@ impl<T> Lease<T> {
                 format!("epoch advanced from {} to {}", period.epoch, doc.epoch),
             ));
         }
-        // The same epoch with no holder: the period was released, through another of its handles.
-        let released = doc.holder.is_none() && !absorb;
-        if doc.holder.as_deref() != Some(period.holder.as_str()) && !absorb && !released {
-            return Err(Error::lease_lost(&period.key, LostReason::Stolen, "another holder took the lease"));
+        if doc.holder.as_deref() != Some(period.holder.as_str()) && !absorb {
+            // The same epoch with no holder: the period was released, through another of its handles.
+            return Err(match doc.holder {
+                None => Error::lease_lost(
+                    &period.key,
+                    LostReason::Released,
+                    "the lease was released through another handle",
+                ),
+                Some(_) => Error::lease_lost(&period.key, LostReason::Stolen, "another holder took the lease"),
+            });
         }
-        // The period's latest version; when it was released, its last: the handle shows it
-        // released, as the releasing handle does.
         let mut v = period.view.lock();
+        // Ended while this read was in flight (released through this handle): the view keeps the
+        // end's version, and the write loop stops at the end.
+        if v.released || period.ended.is_cancelled() {
+            return Ok(());
+        }
         v.etag = Some(etag);
         v.meta = meta;
         v.deadline_at = doc.deadline();
         v.state = doc.state;
         v.extra = doc.extra;
-        v.released |= released;
-        if released {
-            return Err(Error::lease_lost(
-                &period.key,
-                LostReason::Released,
-                "the lease was released through another handle",
-            ));
-        }
         Ok(())
     }
 }

@@ -169,7 +169,7 @@ impl AzureConfigBuilder {
                 }
                 // The signature also as a server may echo it: decoded (`+`, `/`, `=` as themselves).
                 let sig = sas.split('&').find_map(|p| p.strip_prefix("sig="));
-                let decoded = sig.map(ascii_unescaped).filter(|d| Some(d.as_str()) != sig);
+                let decoded = sig.map(crate::store::http::encode::percent_decode).filter(|d| Some(d.as_str()) != sig);
                 let mut secrets = vec![sas.clone()];
                 secrets.extend(decoded);
                 (Credential::Sas(sas), secrets)
@@ -188,28 +188,6 @@ impl AzureConfigBuilder {
             timeout: self.timeout,
         })
     }
-}
-
-/// `%XX` escapes of ASCII characters unescaped in `text` (ASCII: a SAS token was checked to be);
-/// anything else is kept as it is.
-fn ascii_unescaped(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let hex = |at: usize| bytes.get(at).and_then(|&c| char::from(c).to_digit(16));
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match (bytes[i], hex(i + 1), hex(i + 2)) {
-            (b'%', Some(high), Some(low)) if high < 8 => {
-                out.push(char::from((high * 16 + low) as u8));
-                i += 3;
-            }
-            (c, ..) => {
-                out.push(char::from(c));
-                i += 1;
-            }
-        }
-    }
-    out
 }
 
 /// An [`ObjectStore`](crate::store::ObjectStore) on Azure Blob Storage. Clones share the transport, the clock and the latest
@@ -318,6 +296,6 @@ mod tests {
         // A signature without escapes is one secret; a stray `%` stays as it is.
         let plain = AzureConfig::builder("acct", "box").sas_token("sv=1&sig=abc").build().unwrap();
         assert_eq!(plain.secrets, ["sv=1&sig=abc"]);
-        assert_eq!(ascii_unescaped("a%2-%zz%41%"), "a%2-%zzA%");
+        assert_eq!(crate::store::http::encode::percent_decode("a%2-%zz%41%"), "a%2-%zzA%");
     }
 }

@@ -237,7 +237,6 @@ impl GcsStore {
             Auth::Anonymous => Ok(None),
             Auth::Token(t) => Ok(Some(t.clone())),
             // Bounded as a request is: a token function that never settles is no hang.
-            // Bounded as a request is: a token function that never settles is no hang.
             Auth::Source(source) => Ok(Some(bounded_token(source.token(), self.http.attempt_timer()).await?.token)),
             auth @ Auth::Account { account, .. } => {
                 let now = self.http.now()?;

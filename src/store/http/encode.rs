@@ -48,22 +48,26 @@ pub fn canonical_query(params: &[(&str, &str)]) -> String {
     encoded.iter().map(|(name, value)| format!("{name}={value}")).collect::<Vec<_>>().join("&")
 }
 
-/// The inverse of the encoding, for tests: `%XX` back to bytes.
-#[cfg(test)]
-pub(crate) fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::new();
+/// The inverse of the encoding: `%XX` back to bytes; anything else (a `%` without two hex
+/// digits) kept as it is. Text that is not UTF-8 once decoded stays as given.
+pub(crate) fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let hex = |at: usize| bytes.get(at).and_then(|&c| char::from(c).to_digit(16));
+    let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' {
-            out.push(u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap(), 16).unwrap());
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (c, ..) => {
+                out.push(c);
+                i += 1;
+            }
         }
     }
-    String::from_utf8(out).unwrap()
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
 #[cfg(test)]
