@@ -15,11 +15,11 @@ function byBytes(/** @type {string} */ a, /** @type {string} */ b) {
 
 /**
  * The `impl` of a custom store over a Map; `pageSize` keys a list page (1,000 as S3: the suite
- * counts list requests). The `ignore…` and `loseMeta` flags break it the ways store conformance must
- * catch.
+ * counts list requests). The `ignore…`, `etag…`, `…Meta` and `offsetCursor` flags break it the ways
+ * store conformance must catch.
  */
 export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfNoneMatch = false, ignoreDeleteIfMatch = false, loseMeta = false,
-  etagPerKey = false, offsetCursor = false } = {}) {
+  etagPerKey = false, etagOfBytes = false, firstMetaOnly = false, offsetCursor = false } = {}) {
   /** @type {Map<string, {data: Uint8Array, etag: string, meta: Record<string, string>, lastModified: number}>} */
   const objects = new Map();
   let version = 0;
@@ -34,9 +34,12 @@ export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfN
       if (!ignoreIfMatch && ifMatch !== undefined && current?.etag !== ifMatch) return null;
       // Quoted as an HTTP ETag header is: a store built over an HTTP API hands these out, and gets
       // them back exactly so.
-      // (`etagPerKey`, a flaw: a count per key, which starts again after a delete.)
-      const etag = etagPerKey ? `"v${Number(current?.etag.slice(2, -1) ?? 0) + 1}"` : `"v${++version}"`;
-      objects.set(key, { data: data.slice(), etag, meta: loseMeta ? {} : { ...meta }, lastModified: Date.now() });
+      // (Flaws: `etagPerKey`, a count per key, which starts again after a delete; `etagOfBytes`, a
+      // hash of the bytes, which the same bytes bring back; `firstMetaOnly`, meta cut to its first entry.)
+      const etag = etagPerKey ? `"v${Number(current?.etag.slice(2, -1) ?? 0) + 1}"`
+        : etagOfBytes ? `"h${[...data].reduce((h, b) => (h * 31 + b) >>> 0, 7)}"` : `"v${++version}"`;
+      const kept = loseMeta ? {} : firstMetaOnly ? Object.fromEntries(Object.entries(meta).slice(0, 1)) : { ...meta };
+      objects.set(key, { data: data.slice(), etag, meta: kept, lastModified: Date.now() });
       return { etag };
     },
     delete(/** @type {string} */ key, /** @type {any} */ { ifMatch }) {

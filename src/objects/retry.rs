@@ -88,7 +88,7 @@ impl Objects {
                 Ok(v) => return Ok((v, unanswered)),
                 Err(e) if e.kind != FailureKind::Fatal && attempt < self.retry.max_attempts => {
                     unanswered |= e.kind == FailureKind::Indeterminate;
-                    self.backoff(attempt).await.map_err(|e| stopped(e, unanswered))?;
+                    self.backoff(attempt, throttled(&e)).await.map_err(|e| stopped(e, unanswered))?;
                     attempt += 1;
                 }
                 // Fatal, or the budget is spent: report the store's own words.
@@ -97,12 +97,28 @@ impl Objects {
         }
     }
 
-    /// The wait before retry number `retry`; the cancel's reason if it fires (or has fired).
-    pub(super) async fn backoff(&self, retry: u32) -> Result<()> {
+    /// The wait before retry number `retry`; the cancel's reason if it fires (or has fired). After
+    /// a `throttled` answer it is at least half of `THROTTLED_PAUSE` (at most `max_delay`).
+    pub(super) async fn backoff(&self, retry: u32, throttled: bool) -> Result<()> {
         self.check_cancel()?;
-        let delay = self.retry.delay(retry, self.jitter());
+        let mut delay = self.retry.delay(retry, self.jitter());
+        if throttled {
+            delay = delay.max(THROTTLED_PAUSE.min(self.retry.max_delay) * (0.5 + 0.5 * self.jitter()));
+        }
         if delay > 0.0 { self.sleep(delay).await } else { Ok(()) }
     }
+}
+
+/// The pause a store asks for when it throttles a key (429): R2 takes one write per second per
+/// key, so a lease released right after it was taken, or a `once` whose function returns at
+/// once, is answered 429 for up to a second: the backoff's first steps (tens of milliseconds)
+/// would spend the whole budget inside that second. (S3's 503 `SlowDown` is about the request
+/// rate of a whole prefix, and keeps the plain backoff.)
+const THROTTLED_PAUSE: f64 = 1.0;
+
+/// Whether the store throttled the key (429).
+pub(crate) fn throttled(e: &crate::store::StoreError) -> bool {
+    e.status == Some(429)
 }
 
 /// How [`Objects::retrying_or_stopped`] failed: the error, and whether an attempt may still be

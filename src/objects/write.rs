@@ -34,7 +34,8 @@ impl Objects {
         let mut unanswered = false;
         for attempt in 1..=self.retry.max_attempts {
             if attempt > 1 {
-                if let Err(reason) = self.backoff(attempt - 1).await {
+                let throttled = last_error.as_ref().is_some_and(super::retry::throttled);
+                if let Err(reason) = self.backoff(attempt - 1, throttled).await {
                     return self.conclude(key, &precondition, &meta, base, Stop::Cancelled(reason), unanswered).await;
                 }
             }

@@ -1000,6 +1000,20 @@ export function cases(env) {
       assert(signal.aborted && signal.reason === thrown, "the very LeaseLost the signal carries");
     });
 
+    test("testing: once with a function that returns at once, under R2's one write per second per key, records its result", async () => {
+      // Acquiring and releasing are two writes to one key within a second: the release is
+      // throttled (429) and must wait out the second, not spend its retries inside it.
+      const clock = manualClock();
+      const store = faultStore(env.makeStore(), { clock });
+      store.limitWrites({ perKey: 1 });
+      const db = new lib.Fencepost(store, { clock });
+      let settled = false;
+      const run = db.once("r2/once", async () => "v").finally(() => (settled = true));
+      for (let i = 0; i < 100 && !settled; i++) await clock.advance(0.1);
+      eq(await run, { status: "done", value: "v", ran: true }, "the result recorded");
+      eq(await db.once("r2/once", async () => "again"), { status: "done", value: "v", ran: false }, "and answered from then on");
+    });
+
     test("testing: a manual clock's advances add up, and its jitter repeats from run to run", async () => {
       const clock = manualClock(Date.UTC(2026, 0, 1));
       await Promise.all([clock.advance(5), clock.advance(3)]);
