@@ -475,7 +475,6 @@ async function main(/** @type {string[]} */ argv) {
       return 0;
     }
     const { command, args, flags } = parsed;
-    if (flags.prefix !== undefined) err("fencepost: --prefix is deprecated; use --store-prefix");
     if (command === "prune") parseDuration(String(flags["older-than"]), "--older-than", command); // before any request
     // An operator waits at a terminal: shorter attempts and fewer of them than a service's defaults.
     const timeout = flags.timeout === undefined ? 10 : parseDuration(String(flags.timeout), "--timeout", command);

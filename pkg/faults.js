@@ -9,11 +9,15 @@ import { Store, toStore } from "./stores.js";
 const INJECT_OPTIONS = /** @type {const} */ ({ op: "string", key: "string", times: "number" });
 const FAULT_OPTIONS = /** @type {const} */ ({ status: "number", code: "string", delay: "number" });
 
+/** Only `faultStore()` makes fault stores (their options are judged there). */
+const FAULT_TOKEN = Symbol("fencepost.faultStore");
+
 /** A store wrapper that injects faults and counts requests. */
 export class FaultStore extends Store {
   /** @internal */
-  constructor(/** @type {Store} */ inner, /** @type {ManualClock | undefined} */ clock, /** @type {number | undefined} */ timeout) {
-    if (!(inner instanceof Store)) throw new InvalidArgument("a FaultStore is made by faultStore(store)");
+  constructor(/** @type {Store} */ inner, /** @type {ManualClock | undefined} */ clock, /** @type {number | undefined} */ timeout,
+    /** @type {symbol} */ token) {
+    if (token !== FAULT_TOKEN || !(inner instanceof Store)) throw new InvalidArgument("a FaultStore is made by faultStore(store)");
     super("fault", { inner: inner[RECIPE], clock: clock?.[RECIPE], timeout }, { inner });
     /** @type {"fault"} */
     this.kind;
@@ -80,7 +84,7 @@ export class FaultStore extends Store {
 export function faultStore(/** @type {any} */ store, /** @type {any} */ opts) {
   const { clock, timeout } = options(opts, { clock: "object", timeout: "number" }, "faultStore options");
   if (clock != null && !(clock instanceof ManualClock)) throw new InvalidArgument("faultStore options.clock must be a manualClock()");
-  return new FaultStore(toStore(store), clock ?? undefined, timeout ?? undefined);
+  return new FaultStore(toStore(store), clock ?? undefined, timeout ?? undefined, FAULT_TOKEN);
 }
 
 /** A clock that moves only when told to; pass it as `new Fencepost(store, {clock})`. */

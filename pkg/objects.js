@@ -124,8 +124,9 @@ const UTF8 = new TextEncoder();
 /** Object data: a Uint8Array, an ArrayBuffer (or a view of one), or a string (stored as UTF-8). */
 function toBytes(/** @type {unknown} */ data) {
   if (typeof data === "string") return UTF8.encode(string(data, "data"));
-  if (data instanceof Uint8Array) return data;
   try {
+    // A view of a detached buffer reads as empty; viewing its buffer again is what throws.
+    if (data instanceof Uint8Array) return data.byteLength === 0 ? new Uint8Array(data.buffer, 0, 0) : data;
     if (isA(data, "ArrayBuffer")) return new Uint8Array(/** @type {ArrayBuffer} */ (data));
     if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   } catch {

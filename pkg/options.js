@@ -89,7 +89,7 @@ function describe(v) {
 function unknown(name, shape, what) {
   const valid = Object.keys(shape);
   const near = nearest(name, valid);
-  const hint = near ? ` (did you mean "${near}"?)` : ` (valid: ${valid.join(", ")})`;
+  const hint = near ? ` (did you mean "${near}"?)` : valid.length ? ` (valid: ${valid.join(", ")})` : " (it takes none)";
   return new InvalidArgument(`unknown option "${name}" in ${what}${hint}`);
 }
 

@@ -12,7 +12,7 @@ export type Fault =
   | "transport"
   /** A competing write of the same bytes, under the same condition, lands just before a put (a claim then loses to it; a CAS retries). */
   | "conflict"
-  /** The store answers this HTTP status (and S3 error code; default: what S3 says for it), read as the S3 store reads it: a 412 (or a 404) to a conditional put or delete is a condition that did not hold (the put resolves null), not a failure. */
+  /** The store answers this HTTP status (and S3 error code; default: what S3 says for it), read as the S3 store reads it: a 412 (or a 404 `NoSuchKey`, the code a 404 has unless given another) to a conditional put or delete is a condition that did not hold (the put resolves null), not a failure. */
   | { status: number; code?: string }
   /** The request waits first (on the manual clock when the fault store has one). */
   | { delay: number }

@@ -137,7 +137,7 @@ Prints each check (ok, required or optional, name, detail). Exit 1 when a requir
 const STORE_HELP = `Store (each flag, else the environment):
   --store <s3|azure|gcs>      FENCEPOST_STORE         which kind of store (default s3)
   --store-prefix <prefix>     FENCEPOST_PREFIX        the store prefix: keys live under <prefix>/
-                                                      (--prefix: the same, deprecated)
+                                                      (--prefix: the same)
   --timeout <duration>        per request attempt (default 10s; 3 attempts), so an endpoint that
                               never answers fails within about 3 × the timeout
  S3, R2 and S3-compatible stores (--store s3):

@@ -446,12 +446,13 @@ impl ObjectStore for FaultStore {
 }
 
 /// An injected status that a conditional request's store answers for a condition that did not
-/// hold, read as the S3 store reads a real one: 412, or 404 (AWS's answer to `If-Match` on a
-/// missing key; not a missing bucket). The request lost; it did not fail.
+/// hold, read as the S3 store reads a real one: 412, or a 404 `NoSuchKey` (AWS's answer to
+/// `If-Match` on a missing key; the code an injected 404 has unless given another). The request
+/// lost; it did not fail.
 fn lost_condition(e: &StoreError) -> bool {
     match e.status {
         Some(412) => true,
-        Some(404) => e.code.as_deref() != Some("NoSuchBucket"),
+        Some(404) => e.code.as_deref() == Some("NoSuchKey"),
         _ => false,
     }
 }

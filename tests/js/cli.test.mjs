@@ -532,7 +532,7 @@ for (const runtime of Object.keys(RUNTIMES)) {
     const old = await cli(runtime, "", ["ls", "--prefix", prefix], { env });
     assert.equal(old.code, 0, old.stderr);
     assert.deepEqual(keys(old), keys(r));
-    assert.equal(old.stderr, "fencepost: --prefix is deprecated; use --store-prefix\n");
+    assert.equal(old.stderr, "", "--prefix is the same flag, not deprecated");
     const jobs = await cli(runtime, "", ["ls", "jobs/", `--store-prefix=${prefix}`], { env });
     assert.deepEqual(keys(jobs), ["jobs/held", "jobs/released"], "the positional prefix is still the key prefix");
     const fromEnv = await cli(runtime, prefix, ["show", "cron/tick-1", "--json"]);

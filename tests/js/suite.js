@@ -1673,6 +1673,7 @@ export function cases(env) {
     // A buffer transferred elsewhere is refused, not written as nothing.
     const moved = new ArrayBuffer(4);
     const view = new DataView(moved);
+    const bytes = new Uint8Array(moved);
     let detached = false;
     try {
       structuredClone(moved, { transfer: [moved] });
@@ -1683,6 +1684,7 @@ export function cases(env) {
     if (detached) {
       await rejects(o.put("k", moved), lib.InvalidArgument, "a detached ArrayBuffer");
       await rejects(o.put("k", view), lib.InvalidArgument, "a view of one");
+      await rejects(o.put("k", bytes), lib.InvalidArgument, "a Uint8Array of one");
     }
     await o.delete("k");
     await o.delete("k");
