@@ -123,8 +123,7 @@ export class ManualClock {
   /**
    * Move time forward by `seconds`, running every wait fencepost made that falls due, in due order
    * (backoff, keep-alive, `waitFor` polls, `lease({wait})`, a fault store's delays when it was given
-   * this clock): each one's
-   * continuation runs before time moves on. Resolves once they have. Advances made while another
+   * this clock): each one's continuation runs before time moves on. Resolves once they have. Advances made while another
    * runs add up (`advance(5)` and `advance(3)` together take time 8 s on), and time never goes back.
    */
   async advance(/** @type {number} */ seconds) {

@@ -6,20 +6,16 @@ import { createRequire } from "node:module";
 import { initSync } from "./runtime.js";
 import { FencepostError } from "./errors.js";
 
-// Bundled into a CommonJS file, `import.meta` is empty: the bundle's own file names the place.
-const here = import.meta.url || (typeof __filename === "string" ? __filename : "");
-const fs = process.getBuiltinModule?.("node:fs") ?? createRequire(here)("node:fs");
+// `fencepost_bg.wasm` next to this file. Bundled into a CommonJS file, `import.meta` is empty and
+// `__dirname` is the bundle's folder.
+const next = import.meta.url
+  ? new URL("./fencepost_bg.wasm", import.meta.url)
+  : `${typeof __dirname === "string" ? __dirname : "."}/fencepost_bg.wasm`;
+const fs = process.getBuiltinModule?.("node:fs") ?? createRequire(next)("node:fs");
 initSync(readWasm());
 
-/**
- * The bytes of `fencepost_bg.wasm` next to this file. Bundled into a CommonJS file, `import.meta`
- * is empty and `__dirname` is the bundle's folder; bundled at all, the `.wasm` is where the build
- * put it, or nowhere: then the error says what to do.
- */
+/** The wasm's bytes. Bundled, the `.wasm` is where the build put it, or nowhere: then the error says what to do. */
 function readWasm() {
-  const next = import.meta.url
-    ? new URL("./fencepost_bg.wasm", import.meta.url)
-    : `${typeof __dirname === "string" ? __dirname : "."}/fencepost_bg.wasm`;
   try {
     return fs.readFileSync(next);
   } catch (e) {

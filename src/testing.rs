@@ -41,8 +41,8 @@ pub use crate::base::mutation::{Mutation, set as set_mutation};
 
 /// Draw this thread's tokens (lease holders, write tokens) and backoff jitter from a generator
 /// seeded with `seed`, so a simulation repeats exactly (a client on a [`ManualClock`] draws its
-/// jitter from the clock's own generator instead, seeded by its start); `None` returns to the operating system's
-/// secure randomness. For tests only: seeded tokens are predictable. Not in wasm, where every
+/// jitter from the clock's own generator instead, seeded by its start); `None` returns to the
+/// operating system's secure randomness. For tests only: seeded tokens are predictable. Not in wasm, where every
 /// token comes from `crypto.getRandomValues`.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn seed_random(seed: Option<u64>) {

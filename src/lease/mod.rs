@@ -182,6 +182,15 @@ struct Period {
     ended: Cancel,
 }
 
+impl Period {
+    /// Whether the period is over, judged with its view `v` locked (a release records itself in
+    /// the view before it fires `ended`): a write or a read settling afterwards leaves the view at
+    /// the end's version.
+    fn is_over(&self, v: &View) -> bool {
+        v.released || self.ended.is_cancelled()
+    }
+}
+
 /// A handle on one ownership period `(key, epoch, holder)`, from [`crate::Fencepost::lease`] or
 /// [`crate::Fencepost::attach_lease`]. Clones share the period's state.
 ///
@@ -532,10 +541,8 @@ impl<T> Lease<T> {
                     let mut v = period.view.lock();
                     // The period ended while this write was in flight (released through this
                     // handle: a renewal that landed before the release and was read back after
-                    // it). The write did land, but the view keeps the end's version: a released
-                    // handle never looks held again. Judged under the view's lock, where a
-                    // release records itself.
-                    if v.released || period.ended.is_cancelled() {
+                    // it). The write did land, but a released handle never looks held again.
+                    if period.is_over(&v) {
                         return Ok(doc.state);
                     }
                     *v = View {
@@ -596,7 +603,7 @@ impl<T> Lease<T> {
         let mut v = period.view.lock();
         // Ended while this read was in flight (released through this handle): the view keeps the
         // end's version, and the write loop stops at the end.
-        if v.released || period.ended.is_cancelled() {
+        if period.is_over(&v) {
             return Ok(());
         }
         v.etag = Some(etag);

@@ -43,6 +43,16 @@ impl RetryPolicy {
         let exp = self.base_delay * 2f64.powi(retry.saturating_sub(1).min(30) as i32);
         exp.min(self.max_delay) * unit_random
     }
+
+    /// [`RetryPolicy::delay`], or after an answer that throttled the key (429) at least a random
+    /// half to whole of [`THROTTLED_PAUSE`] (at most `max_delay`), so that the key's second passes.
+    pub(crate) fn delay_after(&self, retry: u32, unit_random: f64, throttled: bool) -> f64 {
+        let delay = self.delay(retry, unit_random);
+        if !throttled {
+            return delay;
+        }
+        delay.max(THROTTLED_PAUSE.min(self.max_delay) * (0.5 + 0.5 * unit_random))
+    }
 }
 
 /// The `n`-th (1-based) of a schedule doubling from `first` up to `max` seconds, with "equal
@@ -97,14 +107,11 @@ impl Objects {
         }
     }
 
-    /// The wait before retry number `retry`; the cancel's reason if it fires (or has fired). After
-    /// a `throttled` answer it is at least half of `THROTTLED_PAUSE` (at most `max_delay`).
+    /// The wait before retry number `retry` ([`RetryPolicy::delay_after`]); the cancel's reason if
+    /// it fires (or has fired).
     pub(super) async fn backoff(&self, retry: u32, throttled: bool) -> Result<()> {
         self.check_cancel()?;
-        let mut delay = self.retry.delay(retry, self.jitter());
-        if throttled {
-            delay = delay.max(THROTTLED_PAUSE.min(self.retry.max_delay) * (0.5 + 0.5 * self.jitter()));
-        }
+        let delay = self.retry.delay_after(retry, self.jitter(), throttled);
         if delay > 0.0 { self.sleep(delay).await } else { Ok(()) }
     }
 }
@@ -148,6 +155,13 @@ mod tests {
         assert_eq!(p.delay(9, 1.0), 1.0);
         assert_eq!(p.delay(4, 0.5), 0.4);
         assert_eq!(p.delay(4, 0.0), 0.0);
+        // After a 429: half to all of a second, whatever the step; capped by max_delay.
+        assert_eq!(p.delay_after(1, 0.0, true), 0.5);
+        assert_eq!(p.delay_after(1, 1.0, true), 1.0);
+        assert_eq!(p.delay_after(9, 1.0, true), 1.0);
+        assert_eq!(p.delay_after(1, 1.0, false), 0.1);
+        let short = RetryPolicy { max_delay: 0.2, ..p };
+        assert_eq!(short.delay_after(1, 1.0, true), 0.2);
     }
 
     #[test]
