@@ -79,10 +79,11 @@ const CASES = [
     await x.doc(key).update(() => 1, { create: 0 });
     faults.inject("lostResponse", { op: "put", key });
     faults.inject({ delay: 1 }, { op: "get", key });
-    const puts = faults.requestCounts().put;
     const landed = x.doc(key).update((/** @type {number} */ n) => n + 10).then((/** @type {number} */ v) => ({ v, e: undefined }), (/** @type {any} */ e) => ({ v: undefined, e }));
-    for (let i = 0; i < 200 && faults.requestCounts().put === puts; i++) await new Promise((r) => setTimeout(r, 5));
-    await new Fencepost(store, { retry: RETRY }).doc(key).update((/** @type {number} */ n) => n + 100);
+    // Y builds on X's write once it is there (read past the fault store: its delay is X's).
+    const y = new Fencepost(store, { retry: RETRY });
+    for (let i = 0; i < 200 && text(await y.objects.get(key)) !== "11"; i++) await new Promise((r) => setTimeout(r, 5));
+    await y.doc(key).update((/** @type {number} */ n) => n + 100);
     const { v, e } = await landed;
     expect(e === undefined, `X's lost update was not settled once Y built on it (${e?.name}: ${e?.message}): the store keeps only part of meta`);
     expect(v === 11, `X's update resolved ${JSON.stringify(v)}, not the 11 it wrote`);
