@@ -19,7 +19,8 @@ pub const MAX_SHARDS: u32 = 1000;
 /// Attempts of an add under contention (an add is two requests per attempt): more than a doc's
 /// default, since adds commute and a burst of them on one shard is what a counter is for.
 const ADD_ATTEMPTS: u32 = 64;
-/// Integers a JS number carries exactly: counts stay within ±(2^53 - 1).
+/// Integers a JS number carries exactly: a counter's value stays within ±(2^53 - 1). Each of its
+/// `n` shards stays within ±(2^53 - 1) / n, so no sum of acknowledged adds can leave that range.
 const MAX_SAFE: i64 = (1 << 53) - 1;
 
 /// A sharded counter, from [`crate::Fencepost::counter`]. Each shard's doc handle remembers what
@@ -59,7 +60,8 @@ impl Counter {
     }
 
     /// Add `n` (a whole number, negative to subtract) to one shard chosen at random. Requests: 1
-    /// when that shard's handle saw its current version, else 2 (a read, then the write).
+    /// when that shard's handle saw its current version, else 2 (a read, then the write). Each
+    /// shard stays within ±(2^53 - 1) / shards (`InvalidArgument` past it), so the value does.
     pub async fn add(&self, n: i64) -> Result<()> {
         let (objects, call) = self.objects.call("counter.add");
         let added = self.add_to_a_shard(&objects, n).await;
@@ -72,10 +74,14 @@ impl Counter {
         }
         let pick = ((self.objects.jitter() * self.shards.len() as f64) as usize).min(self.shards.len() - 1);
         let shard = &self.shards[pick];
+        let bound = MAX_SAFE / self.shards.len() as i64;
         let mut add = transition(|v: Value| {
             let sum = count(shard, &v)? + n;
-            if sum.abs() > MAX_SAFE {
-                return Err(Error::invalid("the counter would leave ±(2^53 - 1)"));
+            if sum.abs() > bound {
+                return Err(Error::invalid(format!(
+                    "the counter would leave ±(2^53 - 1): each of its {} shards stays within ±{bound}",
+                    self.shards.len()
+                )));
             }
             Ok(Value::from(sum))
         });
@@ -83,6 +89,7 @@ impl Counter {
     }
 
     /// The sum of every shard (absent shards count 0). Requests: one read per shard, together.
+    /// Shards that sum beyond ±(2^53 - 1) (written otherwise) are `Corrupt`.
     pub async fn value(&self) -> Result<i64> {
         let (objects, call) = self.objects.call("counter.value");
         let summed = self.sum(&objects).await;
@@ -105,6 +112,11 @@ impl Counter {
         let mut total: i64 = 0;
         for shard in join_all(reads).await {
             total = total.saturating_add(shard?);
+        }
+        // Only shards written otherwise (another shard count, another tool) can sum beyond: say
+        // so rather than answer a number a JS caller would get rounded.
+        if total.abs() > MAX_SAFE {
+            return Err(Error::corrupt(&self.key, "the counter's shards add up to more than ±(2^53 - 1)"));
         }
         Ok(total)
     }

@@ -16,7 +16,9 @@ use fencepost::{Error, Result};
 const EXACT: u64 = 1 << 53;
 
 /// JSON text from JS as a value; `what` names it in messages. A JS number past 2^53 was already
-/// rounded by JS, so integers are kept as the float JS meant (so `1e300` stays a number).
+/// rounded by JS, so integers are kept as the float JS meant (so `1e300` stays a number), written
+/// as integers while they fit 64 bits (-2^63, which `JSON.stringify` spells as
+/// -9223372036854776000, included); beyond, as Python writes a float (`1e+20`).
 pub fn js_json(text: &str, what: &str) -> Result<Value> {
     let mut value = fencepost::__private::read_json(text.as_bytes()).map_err(|e| {
         let why =
@@ -31,10 +33,17 @@ fn exact_integers(value: &mut Value) {
     match value {
         Value::Number(n) => {
             let wide = n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from));
-            if let Some(i) = wide.filter(|i| i.unsigned_abs() > u128::from(EXACT)) {
-                let exact = i as f64;
-                *n = if exact < 0.0 { Number::from(exact as i64) } else { Number::from(exact as u64) };
-            }
+            let exact = match wide {
+                Some(i) if i.unsigned_abs() > u128::from(EXACT) => i as f64,
+                Some(_) => return,
+                // Spelled past 64 bits by JS, as -2^63 is: an integer if it is one within them
+                // (`u64::MAX as f64` is 2^64, excluded).
+                None => match n.as_f64() {
+                    Some(f) if f.fract() == 0.0 && (i64::MIN as f64..u64::MAX as f64).contains(&f) => f,
+                    _ => return,
+                },
+            };
+            *n = if exact < 0.0 { Number::from(exact as i64) } else { Number::from(exact as u64) };
         }
         Value::Array(items) => items.iter_mut().for_each(exact_integers),
         Value::Object(map) => map.values_mut().for_each(exact_integers),

@@ -1,6 +1,8 @@
 //! Key rules. Keys become URL paths (S3) and object names shared with CairnDB, so the rules keep
-//! them unambiguous everywhere: URL parsers rewrite `.`/`..` segments, control characters break
-//! headers and XML, and CairnDB's engine owns a few top-level prefixes.
+//! them unambiguous everywhere: URL parsers rewrite `.`/`..` segments, stores that keep objects as
+//! a tree of paths fold empty segments (SeaweedFS stores `a//b` and `/a/b` as `a/b`, and `a/` as
+//! a directory with no bytes), control characters break headers and XML, and CairnDB's engine owns
+//! a few top-level prefixes.
 
 use crate::base::error::quoted;
 use crate::base::error::{Error, Result};
@@ -17,8 +19,11 @@ pub fn validate_key(key: &str) -> Result<()> {
         return Err(Error::invalid(format!("key is {} bytes; the limit is {MAX_KEY_BYTES} UTF-8 bytes", key.len())));
     }
     check_characters(key, "key")?;
-    if key.split('/').any(|seg| seg == "." || seg == "..") {
-        return Err(Error::invalid(format!("key {} has a '.' or '..' path segment", quoted(key))));
+    if key.split('/').any(|seg| seg.is_empty() || seg == "." || seg == "..") {
+        return Err(Error::invalid(format!(
+            "key {} has an empty, '.' or '..' path segment (a leading or trailing '/', or '//')",
+            quoted(key)
+        )));
     }
     reserved_check(key, "key")
 }
@@ -94,6 +99,10 @@ mod tests {
             "a/./b",
             "a/..",
             "../x",
+            "/a",
+            "a/",
+            "a//b",
+            "/",
             "log/x",
             "snapshots/1",
             "logs/a",

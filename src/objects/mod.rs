@@ -449,16 +449,11 @@ impl Objects {
     }
 
     /// [`Objects::get_if_changed`] for layer 1. An answer with the very etag asked about (a server
-    /// that ignored the condition) is "not modified" too, so every store answers alike.
+    /// that ignored the condition) is "not modified" too, so every store answers alike (the one
+    /// store call's `send` says so).
     pub(crate) async fn read_if_changed(&self, key: &str, etag: &str) -> Result<IfChanged> {
         let etag = self.given_etag(etag);
-        Ok(
-            match self.retrying(Request::GetIfChanged { key, etag: &etag }, Abandon::OnCancel).await?.into_if_changed()
-            {
-                IfChanged::Current(Some(object)) if object.etag == etag => IfChanged::NotModified,
-                other => other,
-            },
-        )
+        Ok(self.retrying(Request::GetIfChanged { key, etag: &etag }, Abandon::OnCancel).await?.into_if_changed())
     }
 
     pub(crate) async fn remove(&self, key: &str) -> Result<()> {

@@ -508,9 +508,12 @@ impl<'a> dyn ObjectStore + 'a {
     pub(crate) async fn send(&self, request: Request<'_>) -> StoreResult<Reply> {
         Ok(match request {
             Request::Get(key) => Reply::Object(self.get(key).await?),
+            // An answer with the very etag asked about (a server that ignored the condition) is
+            // "not modified" too, here, so the request's event says 304 as the caller hears it.
             Request::GetIfChanged { key, etag } => match self.get_if_changed(key, etag).await? {
-                IfChanged::NotModified => Reply::NotModified,
-                IfChanged::Current(object) => Reply::Object(object),
+                IfChanged::Current(Some(object)) if object.etag != etag => Reply::Object(Some(object)),
+                IfChanged::Current(None) => Reply::Object(None),
+                IfChanged::Current(Some(_)) | IfChanged::NotModified => Reply::NotModified,
             },
             Request::Put { key, body, precondition, meta } => {
                 Reply::Put(self.put(key, body, precondition, meta).await?)

@@ -846,13 +846,16 @@ export function cases(env) {
     await rejects(Promise.resolve().then(() => db.watch("flags", { interval: 0 }).next()), lib.InvalidArgument, "interval >= 0.05");
   });
 
-  test("objects.get with ifNoneMatch: notModified while unchanged (1 request), the object once changed", async () => {
+  test("objects.get with ifNoneMatch: notModified while unchanged (1 request, reported as a 304), the object once changed", async () => {
     const w = world(env);
-    const o = w.db.objects;
+    const heard = [];
+    const o = new lib.Fencepost(w.store, { ...w.options, onEvent: (e) => e.type === "request" && heard.push(e) }).objects;
     const { etag } = await o.put("k", "one");
     w.counts();
     eq(await o.get("k", { ifNoneMatch: etag }), { notModified: true }, "unchanged");
     eq(w.counts(), w.req(1, 0), "one request");
+    // A server that ignores the condition sends the body; the answer and its event say 304 alike.
+    eq([heard.at(-1).status, heard.at(-1).outcome], [304, "not-modified"], "the request's event");
     await o.put("k", "two");
     const now = await o.get("k", { ifNoneMatch: etag });
     eq(new TextDecoder().decode(now.data), "two", "changed: the object");
@@ -881,6 +884,15 @@ export function cases(env) {
     eq(await w.db.counter("metrics/fresh").value(), 0, "an untouched counter is 0 (16 shards by default)");
     await rejects(c.add(1.5), lib.InvalidArgument, "whole numbers");
     await rejects(c.add(2 ** 53), lib.InvalidArgument, "within 2^53");
+    // Each of n shards stays within (2^53 - 1) / n, so no acknowledged add makes the value inexact.
+    const big = w.db.counter("metrics/big", { shards: 2 });
+    const share = Math.floor((2 ** 53 - 1) / 2);
+    await w.raw.put("metrics/big/0", String(share));
+    await w.raw.put("metrics/big/1", String(share));
+    await rejects(big.add(1), lib.InvalidArgument, "a shard past its share of 2^53 - 1");
+    eq(await big.value(), 2 * share, "the value at its bound, exact");
+    await w.raw.put("metrics/big/0", String(2 ** 53 - 1)); // as a one-shard counter on the key writes
+    await rejects(big.value(), lib.CorruptObjectError, "shards summing past 2^53 - 1: refused, not rounded");
     for (const shards of [0, 1001, 2.5]) {
       await rejects(Promise.resolve().then(() => w.db.counter("m", { shards }).value()), lib.InvalidArgument, `${shards} shards`);
     }
@@ -1343,8 +1355,9 @@ export function cases(env) {
     const w = world(env);
     const c = await w.db.claim("when", { at: new Date(Date.UTC(2026, 0, 2)) });
     eq(c.value, { at: "2026-01-02T00:00:00.000Z" }, "ISO string");
-    await w.db.claim("big", [2 ** 53, -(2 ** 60), 1.5, 1e21]);
-    eq(await w.text("big"), "[9007199254740992,-1152921504606846976,1.5,1e+21]", "as JSON.stringify and Python write them");
+    await w.db.claim("big", [2 ** 53, -(2 ** 60), 1.5, 1e21, -(2 ** 63), 2 ** 64 - 2048]);
+    eq(await w.text("big"), "[9007199254740992,-1152921504606846976,1.5,1e+21,-9223372036854775808,18446744073709549568]",
+      "as JSON.stringify and Python write them (-2^63 too, which JSON.stringify spells beyond it)");
     const floats = [0.1, 0.00001, 0.0001, 1.5e300, 123.456, 5e-324, 2.5e-7, -0.5, 1234567.125, 1.7976931348623157e308, 1e22];
     const c2 = await w.db.claim("floats", floats);
     eq(await w.text("floats"), "[0.1,1e-05,0.0001,1.5e+300,123.456,5e-324,2.5e-07,-0.5,1234567.125,1.7976931348623157e+308,1e+22]",
