@@ -1,8 +1,9 @@
 // JS values ↔ the JSON text the core reads and writes. Conversion follows `JSON.stringify` (it is
 // a JS protocol: `toJSON` is honoured, so a Date becomes its ISO string; `undefined` properties are
-// skipped and array holes become null), but refuses what it would silently mangle — BigInt,
-// functions, symbols, NaN/±Infinity, cycles, Maps/Sets and other non-plain objects, lone
-// surrogates — with an InvalidArgument naming where in the value it is. Nothing reaches the core
+// skipped), but refuses what it would silently mangle — BigInt, functions, symbols, NaN/±Infinity,
+// `undefined` and holes in arrays and invalid Dates (all three written as null), cycles, Maps/Sets
+// and other non-plain objects, lone surrogates — with an InvalidArgument naming where in the
+// value it is. Nothing reaches the core
 // (so nothing is written) unless the whole value is JSON.
 
 import { InvalidArgument, invalidRecord } from "./errors.js";
@@ -43,9 +44,14 @@ export function toJson(value, what) {
         throw bad(this, key, "is a function or symbol, which JSON cannot represent");
       case "undefined":
         if (!at.has(this)) throw bad(this, key, "is undefined, which JSON cannot represent");
-        return v; // skipped in objects, null in arrays, as JSON.stringify does
+        if (Array.isArray(this)) throw bad(this, key, "is undefined (or a hole), which JSON would write as null");
+        return v; // skipped in objects, as JSON.stringify does
       case "object":
-        if (v === null) return v;
+        if (v === null) {
+          // What `toJSON` made null: an invalid Date is the one JS itself writes so.
+          if (Object.prototype.toString.call(this[key]) === "[object Date]") throw bad(this, key, "is an invalid Date, which JSON would write as null");
+          return v;
+        }
         if (Array.isArray(v)) {
           if (v.length > MAX_ITEMS) throw bad(this, key, `has more than ${MAX_ITEMS} items`);
         } else {

@@ -191,8 +191,10 @@ impl Fencepost {
     ///   to the end. The npm package's `withLease` behaves the same way (a JS function cannot be
     ///   dropped either: its `signal` aborts instead).
     ///
-    /// This handle's cancel applies to the acquisition (and its `wait`); once acquired, `f` runs
-    /// to its end and the lease is released as above.
+    /// This handle's cancel applies to the acquisition (and its `wait`) and to the release; once
+    /// acquired, `f` runs to its end. A cancel during the release abandons the attempt in flight
+    /// and reads back once (`AmbiguousWrite` when that cannot tell); one that fired while `f` ran
+    /// leaves the release to go ahead as usual, so the lease is not left held until its deadline.
     ///
     /// `f` may release the lease itself; keep-alive then stops and `f` runs on. `f` is an async
     /// closure (`async |lease| { … }`), so it may borrow from its surroundings.

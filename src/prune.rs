@@ -42,6 +42,7 @@ impl PruneOptions {
 
 /// Delete the objects under `prefix` last modified more than `older_than` seconds ago, except
 /// held lease documents. Requests: one list per page, then per old object a read and a delete.
+/// Cancelled after a delete has landed, it stops there and answers what it deleted so far.
 pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_run: bool) -> Result<Pruned> {
     if !older_than.is_finite() || older_than < 0.0 {
         return Err(Error::invalid("prune options.olderThan must be a finite number of seconds >= 0"));
@@ -63,18 +64,37 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
                 out.kept += 1;
                 continue;
             }
-            if !prune_one(objects, &entry.key, now, cutoff, dry_run, conditional).await? {
-                out.kept += 1;
-                continue;
+            let pruned = match stop_here(objects, &out, dry_run) {
+                true => return Ok(out),
+                false => prune_one(objects, &entry.key, now, cutoff, dry_run, conditional).await,
+            };
+            match pruned {
+                Ok(true) => {}
+                Ok(false) => {
+                    out.kept += 1;
+                    continue;
+                }
+                // Cancelled while judging the next object (nothing of that one is in flight).
+                Err(e) if !matches!(e, Error::AmbiguousWrite { .. }) && stop_here(objects, &out, dry_run) => {
+                    return Ok(out);
+                }
+                Err(e) => return Err(e),
             }
             out.deleted += 1;
             out.keys.push(entry.key);
         }
         match page.next {
-            Some(next) => cursor = Some(next),
-            None => return Ok(out),
+            Some(next) if !stop_here(objects, &out, dry_run) => cursor = Some(next),
+            _ => return Ok(out),
         }
     }
+}
+
+/// Whether a cancelled prune stops with what it has deleted, rather than with the cancel's
+/// reason: once a delete has landed, the caller learns which (as a single delete in flight
+/// settled by reading back succeeds); before any, or in a dry run, the reason is the answer.
+fn stop_here(objects: &Objects, out: &Pruned, dry_run: bool) -> bool {
+    !dry_run && out.deleted > 0 && objects.check_cancel().is_err()
 }
 
 /// Judge one old object on a fresh read and delete it: `false` when it is kept (gone, changed

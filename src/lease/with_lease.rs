@@ -138,10 +138,17 @@ where
         // Keep-alive is over (lost, or released by `f`): `f` runs on to its end.
         Either::Right(_) => work.await,
     };
+    // The release obeys the caller's cancel as any write does (an attempt in flight abandoned,
+    // read back once), unless it fired while `f` ran on: the lease then still goes back, retried
+    // as usual, rather than stay held until its deadline.
+    let releasing = match call.cancel() {
+        Some(cancel) if !cancel.is_cancelled() => lease.with_cancel(cancel),
+        _ => lease.clone(),
+    };
     let ended = match (outcome, lease.lost()) {
         (Err(e), _) => {
             if !lease.ended().is_cancelled() {
-                let _ = lease.release_value(finish(Err(&e))).await;
+                let _ = releasing.release_value(finish(Err(&e))).await;
             }
             let outcome = callback_outcome(&e);
             (Err(e), outcome)
@@ -149,7 +156,7 @@ where
         (Ok(_), Some(lost)) => ours(lost),
         (Ok(out), None) => match lease.ended().is_cancelled() {
             true => (Ok(out), "ok"),
-            false => match lease.release_value(finish(Ok(&out))).await {
+            false => match releasing.release_value(finish(Ok(&out))).await {
                 Ok(()) => (Ok(out), "ok"),
                 Err(e) => ours(e),
             },

@@ -521,6 +521,40 @@ export function cases(env) {
     await rejects(db.prune("ticks/", {}), lib.InvalidArgument, "olderThan is required");
   });
 
+  test("operate: prune aborted once a delete has landed stops there and says what it deleted; before any, the reason", async () => {
+    // A store whose delete lands, then answers only when aborted: the caller gives up meanwhile.
+    const objects = new Map();
+    let etags = 0;
+    const ac = new AbortController();
+    const reason = new Error("the caller gave up");
+    const old = Date.now() - 3_600_000;
+    const store = lib.customStore({
+      async get(key) { return objects.get(key) ?? null; },
+      async put(key, data, { meta }) {
+        const etag = `e${++etags}`;
+        objects.set(key, { data, etag, meta, lastModified: old });
+        return { etag };
+      },
+      async delete(key, { signal }) {
+        objects.delete(key);
+        queueMicrotask(() => ac.abort(reason));
+        return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+      },
+      async list(prefix) {
+        const keys = [...objects.keys()].filter((k) => k.startsWith(prefix)).sort();
+        return { entries: keys.map((key) => ({ key, etag: objects.get(key).etag, size: 1, lastModified: old })) };
+      },
+    });
+    const db = new lib.Fencepost(store);
+    await db.objects.put("p/a", "1");
+    await db.objects.put("p/b", "2");
+    const pruned = await db.prune("p/", { olderThan: 60, signal: ac.signal });
+    eq([pruned.deleted, pruned.keys], [1, ["p/a"]], "the landed delete is reported; p/b was not reached");
+    eq([...objects.keys()], ["p/b"], "what was left");
+    const again = db.prune("p/", { olderThan: 60, signal: ac.signal });
+    assert((await again.catch((e) => e)) === reason, "aborted before any delete: the reason");
+  });
+
   test("operate: checkStore passes on this store, names every check, and leaves nothing behind", async () => {
     const store = env.makeStore();
     const report = await lib.checkStore(store);
@@ -1107,6 +1141,31 @@ export function cases(env) {
       await rejects(Promise.resolve().then(() => store.limitWrites({})), lib.InvalidArgument, "perKey required");
     });
 
+    test("withLease, once, withPermit: an abort during the release abandons it and reads back once (AmbiguousWriteError, cause: the reason)", async () => {
+      for (const call of ["withLease", "once", "withPermit"]) {
+        const clock = manualClock();
+        const store = faultStore(env.makeStore(), { clock, timeout: 5 });
+        const db = new lib.Fencepost(store, { clock });
+        const ac = new AbortController();
+        const reason = new Error("the caller gave up");
+        const fn = async () => {
+          store.inject("hang", { times: 100 }); // the store stops answering: the release hangs
+          return 1;
+        };
+        const options = { ttl: 60, signal: ac.signal };
+        const running = call === "once" ? db.once("job", fn, options)
+          : call === "withPermit" ? db.semaphore("pool", { limit: 1, ttl: 60 }).withPermit({ signal: ac.signal }, fn)
+          : db.withLease("job", options, fn);
+        let settled;
+        running.then(() => (settled = "resolved"), (e) => (settled = e));
+        for (let i = 0; i < 200 && store.requestCounts().put < 2; i++) await new Promise((r) => setTimeout(r, 1));
+        ac.abort(reason);
+        await clock.advance(5.1); // the one read-back's timeout; the release is not retried
+        for (let i = 0; i < 20 && settled === undefined; i++) await new Promise((r) => setTimeout(r, 1));
+        assert(settled instanceof lib.AmbiguousWriteError && settled.cause === reason, `${call}: ${settled}`);
+      }
+    });
+
     test("testing: a \"hang\" fails after the fault store's timeout with nothing applied; pause(s) holds requests until it ends, or fails them when it outlasts the timeout", async () => {
       const clock = manualClock();
       const store = faultStore(env.makeStore(), { clock, timeout: 5 });
@@ -1331,11 +1390,12 @@ export function cases(env) {
     for (const [what, value] of [["BigInt", 10n], ["cycle", cyclic], ["function", () => 1], ["NaN", NaN],
       ["Infinity", { x: Infinity }], ["nested BigInt", { a: [1, 2n] }], ["undefined", undefined], ["Map", new Map()],
       ["symbol", Symbol("s")], ["lone surrogate", "a\ud800b"], ["lone surrogate key", { "\udc00": 1 }],
-      ["sparse array of length 2^32-1", Object.assign([], { length: 2 ** 32 - 1 })]]) {
+      ["sparse array of length 2^32-1", Object.assign([], { length: 2 ** 32 - 1 })],
+      ["undefined in an array", [1, undefined]], ["a hole", [1, , 3]], ["an invalid Date", { at: new Date(NaN) }]]) {
       await rejects(w.db.claim("k", value), lib.InvalidArgument, `claim(${what})`);
       await rejects(w.db.doc("d").update(() => value, { create: 1 }), lib.InvalidArgument, `doc.update → ${what}`);
     }
-    for (const key of ["", "log/x", "snapshots/1", "logs/a", "txapplied/t", "a/../b", "./a", "a\nb", "x".repeat(1025), 42, null, "x\ud800"]) {
+    for (const key of ["", "log/x", "snapshots/1", "logs/a", "txapplied/t", "a/../b", "./a", "/a", "a/", "a//b", "a\nb", "x".repeat(1025), 42, null, "x\ud800"]) {
       await rejects(w.db.claim(key, 1), lib.InvalidArgument, `key ${JSON.stringify(key)}`);
     }
     for (const ttl of [0, -1, NaN, Infinity, "10", undefined]) {
