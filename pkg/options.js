@@ -156,17 +156,14 @@ export function func(v, what) {
 
 /**
  * A signal that aborts when `a` or `b` does (with its reason), and `unlink()` to let go of them
- * once the call is over. `AbortSignal.any` where the runtime has it; Vercel's Edge Runtime does
- * not, and there a listener on each does the same (removed by `unlink`, so a long-lived caller's
- * signal does not collect one per call).
+ * once the call is over: a listener on each, removed by `unlink`, so a long-lived caller's signal
+ * (a process-wide shutdown signal) does not collect one per call. Not `AbortSignal.any`: it keeps
+ * every signal it made for as long as a long-lived source lives (Node 20 to 22 and Deno: 100,000
+ * calls with one such source held 340 MB of heap in Node 20), and Vercel's Edge Runtime lacks it.
  * @param {AbortSignal} a @param {AbortSignal} b
  * @returns {{signal: AbortSignal, unlink(): void}}
  */
 export function eitherSignal(a, b) {
-  // `AbortSignal.any` takes native signals only; a polyfill's is followed by listeners.
-  if (typeof AbortSignal.any === "function" && a instanceof AbortSignal && b instanceof AbortSignal) {
-    return { signal: AbortSignal.any([a, b]), unlink() {} };
-  }
   const both = new AbortController();
   const follow = (/** @type {AbortSignal} */ s) => () => both.abort(s.reason);
   const [fromA, fromB] = [follow(a), follow(b)];

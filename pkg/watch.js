@@ -25,7 +25,6 @@ export function watch(db, key, opts) {
   const interval = o.interval ?? undefined;
   /** Stops a poll in flight when the loop is left. */
   const stop = new AbortController();
-  const { signal, unlink } = o.signal ? eitherSignal(stop.signal, o.signal) : { signal: stop.signal, unlink() {} };
   /** What the watch last reported: nothing yet, absent, or a version. */
   let seen = /** @type {{etag?: string, absent?: boolean}} */ ({});
   let done = false;
@@ -34,15 +33,19 @@ export function watch(db, key, opts) {
   let queue = Promise.resolve();
   const step = async () => {
     if (done) return { done: true, value: undefined };
+    // The caller's signal is followed only while a poll is on its way, so a watch dropped between
+    // polls leaves nothing on it (an abort meanwhile stops the next poll at once).
+    const { signal, unlink } = o.signal ? eitherSignal(stop.signal, o.signal) : { signal: stop.signal, unlink() {} };
     try {
       const change = inspection(key, await run("watch.next", db, { args: { key, interval, ...seen }, signal }));
       seen = change === null ? { absent: true } : { etag: change.etag };
       return { done: false, value: change };
     } catch (e) {
       done = true;
-      unlink();
       if (stop.signal.aborted) return { done: true, value: undefined };
       throw e;
+    } finally {
+      unlink();
     }
   };
   return {
@@ -63,7 +66,6 @@ export function watch(db, key, opts) {
     async return() {
       done = true;
       stop.abort();
-      unlink();
       return { done: true, value: undefined };
     },
     [Symbol.asyncIterator]() {
