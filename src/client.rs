@@ -492,7 +492,7 @@ impl Fencepost {
         self.counter_with_shards(key, counter::DEFAULT_SHARDS)
     }
 
-    /// [`Fencepost::counter`] over `shards` docs (1 to 1024): more shards, more writes per
+    /// [`Fencepost::counter`] over `shards` docs (1 to 1000): more shards, more writes per
     /// second, a dearer [`Counter::value`] (one read per shard).
     pub fn counter_with_shards(&self, key: &str, shards: u32) -> Result<Counter> {
         Counter::new(&self.objects, key, shards)

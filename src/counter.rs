@@ -69,15 +69,16 @@ impl Counter {
     }
 
     async fn add_to_a_shard(&self, objects: &Objects, n: i64) -> Result<()> {
-        if n.abs() > MAX_SAFE {
+        if n.unsigned_abs() > MAX_SAFE as u64 {
             return Err(Error::invalid("a counter adds integers of at most 2^53 - 1"));
         }
         let pick = ((self.objects.jitter() * self.shards.len() as f64) as usize).min(self.shards.len() - 1);
         let shard = &self.shards[pick];
         let bound = MAX_SAFE / self.shards.len() as i64;
         let mut add = transition(|v: Value| {
-            let sum = count(shard, &v)? + n;
-            if sum.abs() > bound {
+            // A shard written otherwise may hold any i64: no arithmetic here may overflow.
+            let sum = count(shard, &v)?.checked_add(n).unwrap_or(i64::MAX);
+            if sum.unsigned_abs() > bound as u64 {
                 return Err(Error::invalid(format!(
                     "the counter would leave ±(2^53 - 1): each of its {} shards stays within ±{bound}",
                     self.shards.len()
@@ -115,7 +116,7 @@ impl Counter {
         }
         // Only shards written otherwise (another shard count, another tool) can sum beyond: say
         // so rather than answer a number a JS caller would get rounded.
-        if total.abs() > MAX_SAFE {
+        if total.unsigned_abs() > MAX_SAFE as u64 {
             return Err(Error::corrupt(&self.key, "the counter's shards add up to more than ±(2^53 - 1)"));
         }
         Ok(total)

@@ -33,7 +33,7 @@ use crate::time::Timestamp;
 
 /// Options of [`crate::Fencepost::once`]: `OnceOptions::new(ttl)`, then what differs
 /// (`OnceOptions::new(60.0).wait(10.0)`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct OnceOptions {
     /// The run's lease: seconds, > 0. A runner that dies is replaced after this long.
     pub(crate) ttl: f64,
@@ -42,6 +42,18 @@ pub struct OnceOptions {
     pub(crate) holder: Option<String>,
     /// Renew every this many seconds while the function runs (`None`: `ttl / 3`).
     pub(crate) keep_alive_every: Option<f64>,
+}
+
+// By hand: the holder is a credential, shown only as there.
+impl std::fmt::Debug for OnceOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OnceOptions")
+            .field("ttl", &self.ttl)
+            .field("wait", &self.wait)
+            .field("holder", &self.holder.as_ref().map(|_| "[redacted]"))
+            .field("keep_alive_every", &self.keep_alive_every)
+            .finish()
+    }
 }
 
 impl OnceOptions {

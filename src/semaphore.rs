@@ -39,11 +39,22 @@ impl std::fmt::Debug for Semaphore {
 }
 
 /// Options of one acquisition: `PermitOptions::default()`, then what differs.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Clone, Default, PartialEq)]
 pub struct PermitOptions {
     pub(crate) holder: Option<String>,
     pub(crate) wait: Option<f64>,
     pub(crate) keep_alive_every: Option<f64>,
+}
+
+// By hand: the holder is a credential, shown only as there.
+impl std::fmt::Debug for PermitOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PermitOptions")
+            .field("holder", &self.holder.as_ref().map(|_| "[redacted]"))
+            .field("wait", &self.wait)
+            .field("keep_alive_every", &self.keep_alive_every)
+            .finish()
+    }
 }
 
 impl PermitOptions {

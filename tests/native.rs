@@ -78,3 +78,32 @@ fn a_hang_fails_after_the_timeout_and_a_pause_holds_requests_until_it_ends() {
         assert_eq!(elapsed(t2), 5.0);
     });
 }
+
+#[test]
+fn counters_refuse_out_of_range_adds_and_shards_with_a_typed_error_never_a_panic() {
+    use fencepost::{Error, Fencepost, Options};
+    futures::executor::block_on(async {
+        let db = Fencepost::new(Arc::new(MemoryStore::new()), Options::default()).unwrap();
+        let one = db.counter_with_shards("c", 1).unwrap();
+        assert!(matches!(one.add(i64::MIN).await, Err(Error::InvalidArgument(_))), "i64::MIN");
+        // Shards written by another tool, at the ends of i64.
+        for (stored, n) in [(i64::MAX, 1), (i64::MIN, -1), (i64::MIN, 0)] {
+            db.doc::<i64>("c/0").unwrap().update_or_insert(0, |_| Ok(stored)).await.unwrap();
+            assert!(matches!(one.add(n).await, Err(Error::InvalidArgument(_))), "a shard at {stored}, add({n})");
+            assert!(matches!(one.value().await, Err(Error::Corrupt { .. })), "a shard at {stored}: value");
+        }
+    });
+}
+
+#[test]
+fn options_show_a_holder_only_as_there() {
+    use fencepost::{LeaseOptions, OnceOptions, PermitOptions};
+    let shown = [
+        format!("{:?}", LeaseOptions::new(30.0).holder("secret-holder")),
+        format!("{:?}", OnceOptions::new(30.0).holder("secret-holder")),
+        format!("{:?}", PermitOptions::default().holder("secret-holder")),
+    ];
+    for text in shown {
+        assert!(!text.contains("secret-holder") && text.contains("[redacted]"), "{text}");
+    }
+}

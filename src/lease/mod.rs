@@ -143,7 +143,8 @@ impl<T> std::fmt::Debug for LeaseOptions<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LeaseOptions")
             .field("ttl", &self.ttl)
-            .field("holder", &self.holder)
+            // A holder is a credential (whoever knows it can attach): shown only as there.
+            .field("holder", &self.holder.as_ref().map(|_| "[redacted]"))
             .field("steal_if_expired", &self.steal_if_expired)
             .field("wait", &self.wait)
             .field("keep_alive_every", &self.keep_alive_every)
