@@ -87,6 +87,13 @@ const CASES = [
     const { v, e } = await landed;
     expect(e === undefined, `X's lost update was not settled once Y built on it (${e?.name}: ${e?.message}): the store keeps only part of meta`);
     expect(v === 11, `X's update resolved ${JSON.stringify(v)}, not the 11 it wrote`);
+    // A version also carries the lineage it started (its origin): a claim whose put went unanswered,
+    // on a key another caller created, reads that back and knows it lost, rather than giving up.
+    const claimed = `${ns}claimed`;
+    await y.claim(claimed, "y");
+    faults.inject("transport", { op: "put", key: claimed });
+    const lost = await x.claim(claimed, "x").catch((/** @type {any} */ err) => err);
+    expect(lost?.won === false, `a claim whose put went unanswered, on a key another caller created, answered ${lost?.name ?? JSON.stringify(lost)} (not won: false): the store keeps only part of meta`);
   }],
   ["16 concurrent claims of one key: exactly one winner, every other caller gets its value", async ({ store, ns }) => {
     const racers = Array.from({ length: 16 }, (_, i) => new Fencepost(store, { retry: RETRY }).claim(`${ns}race`, { racer: i }));

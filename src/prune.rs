@@ -54,7 +54,9 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
     let conditional = objects.conditional_delete();
     let mut out = Pruned::default();
     let mut cursor: Option<String> = None;
-    loop {
+    // Bounded as every listing is: a store whose cursors go round in a circle is broken, and a
+    // synchronous one would otherwise hold the thread for good.
+    for _ in 0..crate::store::MAX_LIST_PAGES {
         let page = objects.entries_page(prefix, None, cursor.as_deref()).await?;
         for entry in page.entries {
             // Unknown age counts as recent: nothing is deleted on a guess. CairnDB's engine
@@ -88,6 +90,8 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
             _ => return Ok(out),
         }
     }
+    let endless = format!("still truncated after {} pages", crate::store::MAX_LIST_PAGES);
+    Err(Error::Storage(crate::store::malformed_listing(prefix, &endless).into_failure()))
 }
 
 /// Whether a cancelled prune stops with what it has deleted, rather than with the cancel's

@@ -19,7 +19,7 @@ function byBytes(/** @type {string} */ a, /** @type {string} */ b) {
  * store conformance must catch.
  */
 export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfNoneMatch = false, ignoreDeleteIfMatch = false, loseMeta = false,
-  etagPerKey = false, etagOfBytes = false, firstMetaOnly = false, offsetCursor = false } = {}) {
+  etagPerKey = false, etagOfBytes = false, firstMetaOnly = false, dropMeta = undefined, offsetCursor = false } = {}) {
   /** @type {Map<string, {data: Uint8Array, etag: string, meta: Record<string, string>, lastModified: number}>} */
   const objects = new Map();
   let version = 0;
@@ -35,10 +35,12 @@ export function mapStoreImpl({ pageSize = 1000, ignoreIfMatch = false, ignoreIfN
       // Quoted as an HTTP ETag header is: a store built over an HTTP API hands these out, and gets
       // them back exactly so.
       // (Flaws: `etagPerKey`, a count per key, which starts again after a delete; `etagOfBytes`, a
-      // hash of the bytes, which the same bytes bring back; `firstMetaOnly`, meta cut to its first entry.)
+      // hash of the bytes, which the same bytes bring back; `firstMetaOnly`, meta cut to its first entry;
+      // `dropMeta`, one named entry left out.)
       const etag = etagPerKey ? `"v${Number(current?.etag.slice(2, -1) ?? 0) + 1}"`
         : etagOfBytes ? `"h${[...data].reduce((h, b) => (h * 31 + b) >>> 0, 7)}"` : `"v${++version}"`;
-      const kept = loseMeta ? {} : firstMetaOnly ? Object.fromEntries(Object.entries(meta).slice(0, 1)) : { ...meta };
+      const kept = loseMeta ? {} : firstMetaOnly ? Object.fromEntries(Object.entries(meta).slice(0, 1))
+        : Object.fromEntries(Object.entries(meta).filter(([name]) => name !== dropMeta));
       objects.set(key, { data: data.slice(), etag, meta: kept, lastModified: Date.now() });
       return { etag };
     },

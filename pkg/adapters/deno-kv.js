@@ -70,7 +70,9 @@ function fromKv(e, key) {
     return storeError(`Deno KV refused the key ${JSON.stringify(shown)}: a KV key (the namespace's parts and the key) is at most ` +
       `${MAX_KEY_BYTES} bytes serialised (${message})`, false, e, "KeyTooLongError");
   }
-  const retryable = !REFUSALS.has(name) && (TRANSIENT_NAMES.has(name) || TRANSIENT_MESSAGE.test(message));
+  // The message first: Deno throws SQLite's "database is locked" (another process or handle
+  // writing the file) as a TypeError, which would otherwise read as a refused argument.
+  const retryable = TRANSIENT_MESSAGE.test(message) || (!REFUSALS.has(name) && TRANSIENT_NAMES.has(name));
   return storeError(`Deno KV: ${message}`, retryable, e, name && name !== "Error" ? name : undefined);
 }
 

@@ -572,7 +572,7 @@ impl From<StoreError> for crate::base::error::Error {
 
 /// A listing that keeps getting truncated with fresh cursors past this many pages (1000 keys each)
 /// is a broken server, not a bucket.
-const MAX_LIST_PAGES: usize = 100_000;
+pub(crate) const MAX_LIST_PAGES: usize = 100_000;
 
 pub(crate) fn malformed_listing(prefix: &str, why: &str) -> StoreError {
     let what = crate::base::error::quoted(prefix);

@@ -67,6 +67,25 @@ describe("node / a long-lived caller's signal", () => {
   });
 });
 
+// A store whose list cursors go round in a circle: every listing gives up (a broken server), prune
+// too, even with a synchronous store (which would otherwise hold the event loop for good).
+describe("node / a store whose cursors go round in a circle", () => {
+  test("prune and list fail with a MalformedResponse StorageError", async () => {
+    const old = Date.now() - 3_600_000;
+    const store = lib.customStore({
+      get: () => null,
+      put: () => ({ etag: "e" }),
+      delete: () => true,
+      list: (prefix, { cursor }) => ({ entries: [], cursor: cursor === "c1" ? "c0" : "c1", lastModified: old }),
+    });
+    const db = new lib.Fencepost(store);
+    for (const call of [() => db.prune("p/", { olderThan: 0, dryRun: true }), () => db.objects.list("p/")]) {
+      const e = await call().catch((err) => err);
+      if (!(e instanceof lib.StorageError) || e.s3Code !== "MalformedResponse") throw new Error(`${e}`);
+    }
+  });
+});
+
 // storeConformance as node:test users call it: each case a test of theirs.
 describe("node / storeConformance({test})", () => {
   testing.storeConformance(lib.memoryStore(), { test });
@@ -81,6 +100,7 @@ describe("node / store conformance catches a broken custom store", () => {
     "counts etags per key": [{ etagPerKey: true }, "an etag names one version of a key: a write after a delete gets an etag not given before (nor, in a custom store, the same bytes again)"],
     "hashes its bytes for etags": [{ etagOfBytes: true }, "an etag names one version of a key: a write after a delete gets an etag not given before (nor, in a custom store, the same bytes again)"],
     "keeps only part of meta": [{ firstMetaOnly: true }, "all of meta round-trips: an update whose answer was lost is settled even after another writer built on it"],
+    "drops a version's origin": [{ dropMeta: "fencepost-origin" }, "all of meta round-trips: an update whose answer was lost is settled even after another writer built on it"],
     "pages by offset": [{ offsetCursor: true, pageSize: 2 }, "listing goes on past keys deleted since the last page: a cursor is a place in the key order"],
     "deletes whatever the etag": [{ ignoreDeleteIfMatch: true },
       "delete: a deleted key reads null; deleting a missing key is no error; a stale etag deletes nothing; prune keeps a held lease"],
