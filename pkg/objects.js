@@ -87,11 +87,14 @@ export class Objects {
     });
     /** @type {string | undefined} */
     let cursor;
+    /** The last key handed out: the core drops what a later page repeats or puts before it. @type {string | undefined} */
+    let after;
     do {
       const at = cursor;
-      const args = { prefix: prefix ?? "", startAfter: startAfter ?? undefined, cursor: at };
+      const args = { prefix: prefix ?? "", startAfter: startAfter ?? undefined, cursor: at, after };
       const { entries, next } = (await run("objects.entriesPage", this.#db, { args, signal })).json;
       for (const { key, etag, size, lastModified } of entries) {
+        after = key;
         yield { key, etag: etag ?? undefined, size: size ?? undefined, lastModified: lastModified === null ? null : new Date(lastModified) };
       }
       cursor = next ?? undefined;

@@ -424,8 +424,11 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
         "objects.entriesPage" => {
             let (prefix, start_after, cursor) =
                 (a.text("prefix").unwrap_or_default(), a.text("startAfter"), a.text("cursor"));
+            // The last key the iteration handed out: a page never goes back before it.
+            let after = a.text("after");
             work(async move {
-                let page = db.objects().entries_page(&prefix, start_after.as_deref(), cursor.as_deref()).await?;
+                let mut page = db.objects().entries_page(&prefix, start_after.as_deref(), cursor.as_deref()).await?;
+                page.entries.retain(|e| after.as_deref().is_none_or(|after| e.key.as_str() > after));
                 let entries = page.entries.into_iter().map(|e| {
                     object(vec![
                         ("key", e.key.into()),

@@ -394,6 +394,9 @@ impl Objects {
         let mut page = self.retrying(list, Abandon::OnCancel).await?.into_page();
         // What a server reports outside the asked-for range is not ours to hand on.
         page.entries.retain(|e| e.key.starts_with(prefix) && start_after.is_none_or(|after| e.key.as_str() > after));
+        // In key order, each key once, whatever order a store of one's own answered in.
+        crate::base::sort::sort_by(&mut page.entries, |a, b| a.key < b.key);
+        page.entries.dedup_by(|a, b| a.key == b.key);
         if cursor.is_some() && page.next.as_deref() == cursor {
             return Err(Error::Storage(malformed_listing(prefix, "the same page cursor twice").into_failure()));
         }

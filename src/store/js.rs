@@ -136,8 +136,10 @@ fn strings(record: &JsValue) -> Vec<(String, String)> {
 }
 
 /// Milliseconds since the epoch, when given.
+/// A time the store gave, in milliseconds; one no lease document could record (before year 0 or
+/// past 9999: a store's bug) is an unknown age, which `prune` never deletes on.
 fn modified(ms: &JsValue) -> Option<Timestamp> {
-    ms.as_f64().filter(|m| m.is_finite()).map(Timestamp::from_millis_f64)
+    ms.as_f64().filter(|m| m.is_finite()).map(Timestamp::from_millis_f64).filter(|t| t.is_on_wire())
 }
 
 #[async_trait(?Send)]
@@ -237,7 +239,8 @@ impl ObjectStore for JsStore {
                 Some(Listed {
                     key: e.key().as_string()?,
                     etag: e.etag().as_string(),
-                    size: e.size().as_f64().filter(|s| *s >= 0.0).map(|s| s as u64),
+                    // A size is a whole number of bytes; anything else is no size.
+                    size: e.size().as_f64().filter(|s| *s >= 0.0 && s.fract() == 0.0 && *s < 9.0e15).map(|s| s as u64),
                     last_modified: modified(&e.modified()),
                 })
             })

@@ -69,6 +69,22 @@ describe("node / a long-lived caller's signal", () => {
 
 // A store whose list cursors go round in a circle: every listing gives up (a broken server), prune
 // too, even with a synchronous store (which would otherwise hold the event loop for good).
+describe("node / a store of one's own that lists out of order", () => {
+  test("objects.entries still hands out each key once, in key order; a time past year 9999 is no time", async () => {
+    const entry = (key, lastModified = 0) => ({ key, etag: `e-${key}`, size: 1, lastModified });
+    const pages = { "": { entries: [entry("p/b"), entry("p/a"), entry("p/b")], cursor: "1" }, 1: { entries: [entry("p/a"), entry("p/c", 1e20)] } };
+    const db = new lib.Fencepost(lib.customStore({
+      get: () => null,
+      put: () => ({ etag: "e" }),
+      delete: () => true,
+      list: (prefix, { cursor }) => pages[cursor ?? ""],
+    }));
+    const seen = [];
+    for await (const e of db.objects.entries("p/")) seen.push([e.key, e.lastModified === null ? null : e.lastModified.getTime()]);
+    if (JSON.stringify(seen) !== JSON.stringify([["p/a", 0], ["p/b", 0], ["p/c", null]])) throw new Error(JSON.stringify(seen));
+  });
+});
+
 describe("node / a store whose cursors go round in a circle", () => {
   test("prune and list fail with a MalformedResponse StorageError", async () => {
     const old = Date.now() - 3_600_000;
