@@ -149,10 +149,13 @@ export function durableObjectStore(storage, settings) {
         /** @type {Map<string, any>} */
         const page = await storage.list({ prefix: ROOT + prefix, ...(after !== undefined && { startAfter: ROOT + after }), limit });
         for (const [stored, record] of page) {
-          entries.push({ key: stored.slice(ROOT.length), etag: record?.etag, size: record?.data?.byteLength, lastModified: record?.modified });
+          after = stored.slice(ROOT.length);
+          // A value that is no record of this store's (the object's own code wrote it under this
+          // key space) is not listed, as the Deno KV adapter does: it failed the whole listing.
+          if (!(record?.data instanceof Uint8Array) || typeof record.etag !== "string") continue;
+          entries.push({ key: after, etag: record.etag, size: record.data.byteLength, lastModified: record.modified });
         }
         if (page.size < limit) return { entries };
-        after = entries[entries.length - 1].key;
         if (entries.length >= PAGE) return { entries, cursor: after };
       }
     },

@@ -157,6 +157,8 @@ const CHECKS = [
     // UTF-16 order puts U+1F600 (a surrogate pair) before U+FFFD; UTF-8 order after.
     const odd = ["odd/\u{1F600}", "odd/\uFFFD", "odd/\u00e9", "odd/z"];
     for (const k of [...keys, ...odd]) await db.objects.put(k, "x");
+    // A value the object's own code put under the store's key space is not one of its records.
+    await t.storage.put(`fencepost:${prefix}/odd/foreign`, "not a record");
     counts();
     eq(await db.objects.list("many/"), keys, "every key, in order");
     eq(counts(), req(0, 0, 0, 2), "two pages (1,000 keys a page)");
@@ -166,7 +168,7 @@ const CHECKS = [
     eq(after.map((e) => e.key), keys.slice(1041), "startAfter");
     eq([after[0].size, typeof after[0].etag, after[0].lastModified instanceof Date], [1, "string", true], "size, etag, last-modified");
     const stored = [...(await t.storage.list({ prefix: `fencepost:${prefix}/odd/` })).keys()];
-    eq(stored.length, 4, `stored under fencepost:<prefix>/: ${stored}`);
+    eq(stored.length, 5, `stored under fencepost:<prefix>/: ${stored}`);
     eq(await t.storage.get("mine"), "the object's own data", "the object's own data is untouched");
     eq((await new lib.Fencepost(lib.durableObjectStore(t.storage)).objects.list("")).includes("mine"), false, "and not listed");
   }],
