@@ -3,8 +3,7 @@
 // skipped), but refuses what it would silently mangle — BigInt, functions, symbols, NaN/±Infinity,
 // `undefined` and holes in arrays and invalid Dates (all three written as null), cycles, Maps/Sets
 // and other non-plain objects, lone surrogates — with an InvalidArgument naming where in the
-// value it is. Nothing reaches the core
-// (so nothing is written) unless the whole value is JSON.
+// value it is. Nothing reaches the core (so nothing is written) unless the whole value is JSON.
 
 import { InvalidArgument, invalidRecord } from "./errors.js";
 

@@ -66,17 +66,14 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
                 out.kept += 1;
                 continue;
             }
-            let pruned = match stop_here(objects, &out, dry_run) {
-                true => return Ok(out),
-                false => prune_one(objects, &entry.key, now, cutoff, dry_run, conditional).await,
-            };
-            match pruned {
+            match prune_one(objects, &entry.key, now, cutoff, dry_run, conditional).await {
                 Ok(true) => {}
                 Ok(false) => {
                     out.kept += 1;
                     continue;
                 }
-                // Cancelled while judging the next object (nothing of that one is in flight).
+                // Cancelled before or while judging the next object (its read refused, or abandoned:
+                // nothing of that one written).
                 Err(e) if !matches!(e, Error::AmbiguousWrite { .. }) && stop_here(objects, &out, dry_run) => {
                     return Ok(out);
                 }
