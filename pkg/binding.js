@@ -17,6 +17,7 @@ export { isReady };
 
 const INSPECT = Symbol.for("nodejs.util.inspect.custom");
 const DENO_INSPECT = Symbol.for("Deno.customInspect");
+const EDGE_INSPECT = Symbol.for("edge-runtime.inspect.custom");
 /** `Symbol.asyncDispose`, or the name TypeScript's `await using` falls back to where there is none. @type {typeof Symbol.asyncDispose} */
 export const ASYNC_DISPOSE = /** @type {typeof Symbol.asyncDispose} */ (Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose"));
 /** Package-private access to a handle's recipe (not exported by the package's entries). */
@@ -187,6 +188,13 @@ export function inspectable(Class, fields) {
   Object.defineProperty(Class.prototype, DENO_INSPECT, {
     value(/** @type {any} */ inspect, /** @type {any} */ opts) {
       return `${Class.name} ${inspect(fields(this), opts)}`;
+    },
+  });
+  // Vercel's Edge Runtime console formats what this returns once more, as a format string: a `%`
+  // in a field is doubled so that it prints as itself.
+  Object.defineProperty(Class.prototype, EDGE_INSPECT, {
+    value(/** @type {{format: (v: unknown) => string}} */ { format }) {
+      return `${Class.name} ${format(fields(this))}`.replaceAll("%", "%%");
     },
   });
 }

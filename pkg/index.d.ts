@@ -493,8 +493,8 @@ export interface LeaseInspection {
   expired: boolean;
   /** No holder: released, or broken. */
   released: boolean;
-  /** Seconds until the deadline; negative once past. */
-  expiresIn: number;
+  /** Seconds until the deadline; negative once past; null without a deadline (as `deadlineAt`). */
+  expiresIn: number | null;
   state: Json;
 }
 

@@ -121,7 +121,7 @@ export async function withLease(db, key, opts, fn) {
     const stateFn = o.stateFn ? jsonCallback(o.stateFn, "stateFn's result") : undefined;
     return { args: leaseArgs(key, o), callbacks: { stateFn }, signal: o.signal };
   });
-  return withHeld(db, "withLease", c, fn);
+  return await withHeld(db, "withLease", c, fn); // awaited: see `updateState`
 }
 
 /**
@@ -401,7 +401,7 @@ export class Lease {
       const { signal } = options(opts, SIGNAL_ONLY, "updateState options");
       return { callbacks: { fn: jsonCallback(fn, "updateState's result") }, signal };
     });
-    return this.#call("updateState", c);
+    return await this.#call("updateState", c); // awaited here: Bun keeps the caller's frame only through an await
   }
 
   /** Guarded replace of the state (unseen cooperative writes are discarded). */
@@ -410,7 +410,7 @@ export class Lease {
       const { signal } = options(opts, SIGNAL_ONLY, "write options");
       return { raw: { state: toJson(state, "state") }, signal };
     });
-    return this.#call("write", c);
+    return await this.#call("write", c);
   }
 
   /** holder = null, deadline = now; `{state}` optionally sets a final state. @param {any} [opts] */

@@ -5,6 +5,7 @@ import { InvalidArgument } from "./errors.js";
 import { SIGNAL_ONLY, isA, options, string } from "./options.js";
 import { handleClasses, run } from "./binding.js";
 import { checked } from "./events.js";
+import { queuedIterator } from "./iterator.js";
 
 const GET_OPTIONS = /** @type {const} */ ({ ifNoneMatch: "string", signal: "signal" });
 const PUT_OPTIONS = /** @type {const} */ ({ ifAbsent: "boolean", ifMatch: "string", signal: "signal" });
@@ -78,27 +79,37 @@ export class Objects {
    * lastModified}` — as an async iterable: a prefix of 100,000 keys never becomes one array. One
    * list request per page; `startAfter` starts after that key.
    * @param {string} [prefix] @param {{startAfter?: string, signal?: AbortSignal}} [opts]
-   * @returns {AsyncGenerator<{key: string, etag: string | undefined, size: number | undefined, lastModified: Date | null}, void, undefined>}
+   * @returns {AsyncGenerator<{key: string, etag: string | undefined, size: number | undefined, lastModified: Date | null}, undefined, undefined>}
    */
-  async *entries(prefix, opts) {
-    const { startAfter, signal } = checked(this.#db, "objects.entries", prefix ?? "", () => {
-      if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
-      return options(opts, ENTRIES_OPTIONS, "entries options");
-    });
+  entries(prefix, opts) {
+    const db = this.#db;
+    /** The checked options: the first `next()` checks them, as a generator's body would. */
+    let o = /** @type {{startAfter?: string | null, signal?: AbortSignal | null} | undefined} */ (undefined);
+    /** The page being handed out, and where in it. @type {any[]} */
+    let page = [];
+    let at = 0;
     /** @type {string | undefined} */
     let cursor;
     /** The last key handed out: the core drops what a later page repeats or puts before it. @type {string | undefined} */
     let after;
-    do {
-      const at = cursor;
-      const args = { prefix: prefix ?? "", startAfter: startAfter ?? undefined, cursor: at, after };
-      const { entries, next } = (await run("objects.entriesPage", this.#db, { args, signal })).json;
-      for (const { key, etag, size, lastModified } of entries) {
-        after = key;
-        yield { key, etag: etag ?? undefined, size: size ?? undefined, lastModified: lastModified === null ? null : new Date(lastModified) };
+    return queuedIterator(async () => {
+      while (at === page.length) {
+        if (o === undefined) {
+          o = checked(db, "objects.entries", prefix ?? "", () => {
+            if (prefix !== undefined && prefix !== null) string(prefix, "prefix");
+            return options(opts, ENTRIES_OPTIONS, "entries options");
+          });
+        } else if (cursor === undefined) {
+          return { done: true, value: undefined };
+        }
+        const args = { prefix: prefix ?? "", startAfter: o.startAfter ?? undefined, cursor, after };
+        const { entries, next } = (await run("objects.entriesPage", db, { args, signal: o.signal })).json;
+        [page, at, cursor] = [entries, 0, next ?? undefined];
       }
-      cursor = next ?? undefined;
-    } while (cursor !== undefined);
+      const { key, etag, size, lastModified } = page[at++];
+      after = key;
+      return { done: false, value: { key, etag: etag ?? undefined, size: size ?? undefined, lastModified: lastModified === null ? null : new Date(lastModified) } };
+    });
   }
 
   /** Poll until the key exists (or its etag differs from `changedFrom`); `TimeoutError` after `timeout`. */

@@ -67,7 +67,7 @@ export class Semaphore {
       return options(opts, WITH_PERMIT_OPTIONS, "withPermit options");
     });
     const args = { ...this.#args(), holder: o.holder ?? undefined, wait: o.wait ?? undefined, every: o.every ?? undefined };
-    return withHeld(this.#db, "semaphore.withPermit", { args, signal: o.signal }, /** @type {Function} */ (fn));
+    return await withHeld(this.#db, "semaphore.withPermit", { args, signal: o.signal }, /** @type {Function} */ (fn));
   }
 
   /** The unexpired permits: `[{slot, epoch, holder, deadlineAt}]`, by slot. */

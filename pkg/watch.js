@@ -6,6 +6,7 @@ import { eitherSignal, options, string } from "./options.js";
 import { run } from "./binding.js";
 import { inspection } from "./inspect.js";
 import { checked } from "./events.js";
+import { queuedIterator } from "./iterator.js";
 
 const WATCH_OPTIONS = /** @type {const} */ ({ interval: "number", signal: "signal" });
 
@@ -27,12 +28,9 @@ export function watch(db, key, opts) {
   const stop = new AbortController();
   /** What the watch last reported: nothing yet, absent, or a version. */
   let seen = /** @type {{etag?: string, absent?: boolean}} */ ({});
-  let done = false;
-  /** One poll after another, as an async generator queues its `next()` calls: two made at once get
-   * the current state, then the change after it. */
-  let queue = Promise.resolve();
-  const step = async () => {
-    if (done) return { done: true, value: undefined };
+  // Polls one after another: two `next()` calls made at once get the current state, then the
+  // change after it.
+  return queuedIterator(async () => {
     // The caller's signal is followed only while a poll is on its way, so a watch dropped between
     // polls leaves nothing on it (an abort meanwhile stops the next poll at once).
     const { signal, unlink } = o.signal ? eitherSignal(stop.signal, o.signal) : { signal: stop.signal, unlink() {} };
@@ -41,35 +39,10 @@ export function watch(db, key, opts) {
       seen = change === null ? { absent: true } : { etag: change.etag };
       return { done: false, value: change };
     } catch (e) {
-      done = true;
       if (stop.signal.aborted) return { done: true, value: undefined };
       throw e;
     } finally {
       unlink();
     }
-  };
-  return {
-    // Awaited here, not chained with `then`: an error thrown by a poll keeps the caller's frame in
-    // its stack (V8 follows awaits, not `then` callbacks).
-    async next() {
-      const previous = queue;
-      /** @type {() => void} */
-      let finished = () => {};
-      queue = new Promise((resolve) => (finished = resolve));
-      try {
-        await previous;
-        return await step();
-      } finally {
-        finished();
-      }
-    },
-    async return() {
-      done = true;
-      stop.abort();
-      return { done: true, value: undefined };
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+  }, () => stop.abort());
 }

@@ -232,11 +232,12 @@ pub(crate) async fn update(
     let create = create.map(checked).transpose()?;
     // From the version this handle last saw: one guarded PUT when nobody else wrote since.
     // (Taken, so a failure leaves nothing stale behind.)
-    // The attempt from the remembered version counts as one of `max_attempts`: `f` runs at most
-    // that many times, whichever handle or version it starts from.
+    // That attempt is one of `max_attempts` (`f` runs that many times at most under contention,
+    // whichever handle or version it starts from; twice for 1), but the loop always gets one:
+    // what the cache remembers never makes an update fail on its own, it only costs a PUT.
     let mut attempts = max_attempts;
     if let Some(last) = objects.versions().take(key) {
-        attempts -= 1;
+        attempts = attempts.saturating_sub(1).max(1);
         let next = checked(f(last.value).await?)?;
         let body = json::to_canonical(&next);
         let written = if mutation::on(Mutation::TrustRememberedVersion) {

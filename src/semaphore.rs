@@ -209,16 +209,18 @@ impl Semaphore {
     }
 }
 
-/// A slot's number from the last segment of its key (`"7"`), nothing else (`"07"`, `"x"`).
+/// A slot's number from the last segment of its key (`"7"`), nothing else (`"07"`, `"x"`, nor
+/// `"1000"`: no semaphore has that many slots).
 fn slot_number(segment: &str) -> Option<u32> {
     if segment.is_empty() || (segment.starts_with('0') && segment != "0") {
         return None;
     }
     // Digits folded by hand: `str::parse` brings its general integer parser into the wasm.
-    segment.bytes().try_fold(0u32, |n, b| match b {
+    let n = segment.bytes().try_fold(0u32, |n, b| match b {
         b'0'..=b'9' => n.checked_mul(10)?.checked_add(u32::from(b - b'0')),
         _ => None,
-    })
+    })?;
+    (n < MAX_LIMIT).then_some(n)
 }
 
 #[cfg(test)]
@@ -227,7 +229,8 @@ mod tests {
     fn slot_numbers_are_plain_decimals() {
         assert_eq!(super::slot_number("0"), Some(0));
         assert_eq!(super::slot_number("12"), Some(12));
-        for not_a_slot in ["", "07", "x", "1/2", "-1"] {
+        assert_eq!(super::slot_number("999"), Some(999));
+        for not_a_slot in ["", "07", "x", "1/2", "-1", "1000", "99999999999"] {
             assert_eq!(super::slot_number(not_a_slot), None);
         }
     }

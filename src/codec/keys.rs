@@ -1,8 +1,8 @@
 //! Key rules. Keys become URL paths (S3) and object names shared with CairnDB, so the rules keep
 //! them unambiguous everywhere: URL parsers rewrite `.`/`..` segments, stores that keep objects as
 //! a tree of paths fold empty segments (SeaweedFS stores `a//b` and `/a/b` as `a/b`, and `a/` as
-//! a directory with no bytes), control characters break headers and XML, and CairnDB's engine owns
-//! a few top-level prefixes.
+//! a directory with no bytes; Azure and SeaweedFS store `a\b` as `a/b` too), control characters
+//! break headers and XML, and CairnDB's engine owns a few top-level prefixes.
 
 use crate::base::error::quoted;
 use crate::base::error::{Error, Result};
@@ -68,8 +68,12 @@ pub fn normalize_store_prefix(prefix: &str) -> Result<String> {
 }
 
 /// No control characters, nor U+FFFE and U+FFFF: XML 1.0 has no way to write those, and S3's and
-/// Azure's listings are XML (a server puts a replacement character in their place, or fails).
+/// Azure's listings are XML (a server puts a replacement character in their place, or fails). No
+/// backslash: Azure and SeaweedFS take it for a `/`, so `a\b` would be another key's object.
 fn check_characters(s: &str, what: &str) -> Result<()> {
+    if s.contains('\\') {
+        return Err(Error::invalid(format!("{what} contains '\\', which Azure and SeaweedFS store as '/'")));
+    }
     match s.chars().find(|c| c.is_control() || matches!(c, '\u{fffe}' | '\u{ffff}')) {
         Some(c) if c.is_control() => {
             Err(Error::invalid(format!("{what} contains the control character U+{:04X}", c as u32)))
@@ -112,6 +116,8 @@ mod tests {
             "a\u{0}",
             "a\u{fffe}",
             "\u{ffff}b",
+            "a\\b",
+            "\\",
             &"k".repeat(1025),
             &"é".repeat(513),
         ] {
@@ -129,6 +135,7 @@ mod tests {
         assert_eq!(normalize_store_prefix("/a/b/").unwrap(), "a/b/");
         assert!(normalize_store_prefix("a//b").is_err());
         assert!(normalize_store_prefix("a/../b").is_err());
+        assert!(normalize_store_prefix("a\\b").is_err());
         // CairnDB's engine prefixes, which a store prefix would put every key under.
         for reserved in ["log", "/logs/", "snapshots/x", "txapplied"] {
             assert!(normalize_store_prefix(reserved).is_err(), "{reserved}");

@@ -226,13 +226,15 @@ fn wait_poll(n: u32, unit: f64) -> f64 {
     crate::objects::retry::equal_jitter(n, WAIT_FIRST_POLL, WAIT_MAX_POLL, unit)
 }
 
-/// A lease's ttl: seconds, > 0, at most 100 years (a deadline must stay writable).
+/// A lease's ttl: seconds, at least a microsecond (a deadline is written to the microsecond: a
+/// shorter ttl would hand out a lease already expired, anyone's to take at once), at most 100
+/// years (a deadline must stay writable).
 pub(crate) fn validate_ttl(ttl: f64) -> Result<()> {
-    if ttl.is_finite() && ttl > 0.0 && ttl <= 100.0 * 365.0 * 86_400.0 {
+    if (1e-6..=100.0 * 365.0 * 86_400.0).contains(&ttl) {
         Ok(())
     } else {
         Err(Error::invalid(format!(
-            "ttl must be a number of seconds > 0 (at most 100 years), got {}",
+            "ttl must be a number of seconds from 0.000001 (deadlines are kept to the microsecond) to 100 years, got {}",
             crate::base::number::number_text(ttl)
         )))
     }

@@ -283,6 +283,11 @@ impl Objects {
     pub async fn get_if_changed(&self, key: &str, etag: &str) -> Result<IfChanged> {
         let (objects, call) = self.call("objects.get");
         let got = match self.check_key(key) {
+            // `*` (any version) is a condition for writes: stores answer it on a read each their
+            // own way (ignored, or refused as 400), so it is refused here, as an empty etag is.
+            Ok(()) if etag.is_empty() || etag == "*" => {
+                Err(Error::invalid("ifNoneMatch is the etag of the version already seen (not empty, not \"*\")"))
+            }
             Ok(()) => objects.read_if_changed(key, etag).await,
             Err(e) => Err(e),
         };

@@ -174,6 +174,42 @@ export function cases(env) {
     assert(String(second.stack).includes("secondLeaseCaller"), `second caller's frame: ${second.stack}`);
   });
 
+  test("JS surface: an error met at the store keeps the caller's frame (a steal, a refusal, a listing)", async () => {
+    // Calls whose error the store's answer decides, each awaited where it is made: Bun's engine
+    // keeps the caller's frame only through awaits, not through an async function that hands
+    // back another's promise or an async generator's resumption.
+    const w = world(env);
+    const stolenWrite = await w.db.lease("stolen/w", { ttl: 30 });
+    const stolenUpdate = await w.db.lease("stolen/u", { ttl: 30 });
+    await w.peer().breakLease("stolen/w");
+    await w.peer().breakLease("stolen/u");
+    const calls = [() => stolenWrite.write(1), () => stolenUpdate.updateState(() => 2)];
+    if (env.testing) {
+      const refusing = env.testing.faultStore(w.store);
+      refusing.inject({ status: 403, code: "AccessDenied" }, { times: 1000 });
+      const db = new lib.Fencepost(refusing, w.options);
+      calls.push(() => db.withLease("held", { ttl: 30 }, () => 1),
+        () => db.semaphore("pool", { limit: 2, ttl: 30 }).withPermit(() => 1),
+        async () => {
+          for await (const entry of db.objects.entries("")) assert(entry === "never", "a refused listing lists nothing");
+        });
+    }
+    async function storeAnsweredCaller() {
+      const errors = [];
+      for (const call of calls) {
+        try {
+          errors.push(await call());
+        } catch (e) {
+          errors.push(e);
+        }
+      }
+      return errors;
+    }
+    const errors = await storeAnsweredCaller();
+    eq(errors.map((e) => e?.code), [...["LEASE_LOST", "LEASE_LOST"], ...(env.testing ? ["STORAGE_ERROR", "STORAGE_ERROR", "STORAGE_ERROR"] : [])], "codes");
+    for (const e of errors) assert(String(e.stack).includes("storeAnsweredCaller"), `caller's frame in the stack: ${e.stack}`);
+  });
+
   test("JS surface: after release every method rejects with LeaseLost and signal is aborted", async () => {
     const w = world(env);
     const lease = await w.db.lease("job", { ttl: 30 });
@@ -632,6 +668,11 @@ export function cases(env) {
     let calls = 0;
     eq(await d.update((v) => (calls++, v + 1)), 16, "exact: the other writer's +10 is kept");
     eq([calls, w.counts()], [2, w.req(1, 2)], "the refused guard, then read and CAS");
+    // The remembered version never makes an update fail on its own: one attempt, stale, succeeds.
+    await w.peer().doc("stats/n").update((v) => v - 10);
+    w.counts();
+    eq(await d.update((v) => v + 10, { maxAttempts: 1 }), 16, "maxAttempts 1 from a stale view");
+    eq(w.counts(), w.req(1, 2), "the refused guard, then read and CAS");
     eq(await d.update((v) => v + 1, { fresh: true }), 17, "fresh");
     eq(w.counts(), w.req(1, 1), "fresh reads first");
     eq((await d.get()).value, 17, "get");
@@ -895,6 +936,8 @@ export function cases(env) {
     eq(new TextDecoder().decode(now.data), "two", "changed: the object");
     await o.delete("k");
     eq(await o.get("k", { ifNoneMatch: etag }), null, "deleted: null");
+    // `*` is a write's condition: stores answer it on a read each their own way.
+    for (const ifNoneMatch of ["*", ""]) await rejects(o.get("k", { ifNoneMatch }), lib.InvalidArgument, `ifNoneMatch ${JSON.stringify(ifNoneMatch)}`);
   });
 
   test("counter: add touches one shard, value sums them; exact under concurrency; shards are docs at key/<i>", async () => {
@@ -1395,10 +1438,11 @@ export function cases(env) {
       await rejects(w.db.claim("k", value), lib.InvalidArgument, `claim(${what})`);
       await rejects(w.db.doc("d").update(() => value, { create: 1 }), lib.InvalidArgument, `doc.update → ${what}`);
     }
-    for (const key of ["", "log/x", "snapshots/1", "logs/a", "txapplied/t", "a/../b", "./a", "/a", "a/", "a//b", "a\nb", "x".repeat(1025), 42, null, "x\ud800"]) {
+    for (const key of ["", "log/x", "snapshots/1", "logs/a", "txapplied/t", "a/../b", "./a", "/a", "a/", "a//b", "a\\b", "a\nb", "x".repeat(1025), 42, null, "x\ud800"]) {
       await rejects(w.db.claim(key, 1), lib.InvalidArgument, `key ${JSON.stringify(key)}`);
     }
-    for (const ttl of [0, -1, NaN, Infinity, "10", undefined]) {
+    // Under a microsecond (deadlines are kept to the microsecond) the lease would be expired at once.
+    for (const ttl of [0, -1, NaN, Infinity, "10", undefined, 1e-9, 5e-324]) {
       await rejects(w.db.lease("job", { ttl }), lib.InvalidArgument, `ttl ${String(ttl)}`);
     }
     await rejects(w.db.lease("job", { ttl: 10, holder: "" }), lib.InvalidArgument, "empty holder");

@@ -12,7 +12,7 @@ globalThis.runSuite = async (settings, caseTimeoutMs) => {
   const stores = { memory: () => lib.memoryStore(), ...s3Factories(lib, settings, "edge") };
   const results = [];
   for (const [store, makeStore] of Object.entries(stores)) {
-    for (const c of cases({ lib, makeStore, schemas: { zod, valibot }, testing })) {
+    for (const c of cases({ lib, makeStore, schemas: { zod, valibot }, testing, inspect: globalThis.__edgeFormat })) {
       let timer;
       const timeout = new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error(`timed out after ${caseTimeoutMs} ms`)), caseTimeoutMs);
