@@ -1,7 +1,7 @@
 // The testing toolkit's fault store and manual clock (re-exported by fencepost/testing): thin
 // handles on the core's FaultStore and ManualClock, which judge every fault and a clock's start.
 
-import { InvalidArgument } from "./errors.js";
+import { InvalidArgument, TimeoutError } from "./errors.js";
 import { finite, options } from "./options.js";
 import { MANUAL_CLOCK, RECIPE, handleClasses, holdsState, isReady, nextId, runSync } from "./binding.js";
 import { Store, toStore } from "./stores.js";
@@ -137,12 +137,20 @@ export class ManualClock {
     // that keeps re-arming a due timer cannot hang the test, nor a request that never settles.
     const ioDeadline = Date.now() + 60_000;
     await this.#settle(ioDeadline);
-    for (let steps = 0; runSync("clock.stepUntil", this.#recipe, { args: { until: target } }).json && steps < 100_000; steps++) {
+    let steps = 0;
+    for (; runSync("clock.stepUntil", this.#recipe, { args: { until: target } }).json && steps < MAX_STEPS; steps++) {
       await this.#settle(ioDeadline);
     }
     await this.#settle(ioDeadline);
-    // Stopped short (a task re-arming a due timer forever): the next advance starts from now.
-    if (this.now() < target && this.#target === target) this.#target = this.now();
+    if (steps < MAX_STEPS) return;
+    // Stopped short (a task re-arming a due timer forever, or waits too many for one advance): the
+    // next advance starts from now, and this one says so rather than resolving as if time had come.
+    const reached = this.now();
+    if (this.#target === target) this.#target = reached;
+    const left = (target - reached) / 1000;
+    if (left > 0) {
+      throw new TimeoutError(`advance(${seconds}) stopped ${left} s short of its end: ${MAX_STEPS} due instants ran (a wait re-armed as it fell due, or too many waits for one advance: advance in smaller steps)`, { timeout: seconds });
+    }
   }
 
   /**
@@ -172,6 +180,12 @@ export function manualClock(/** @type {Date | number | undefined} */ start) {
 }
 
 /** One macrotask: every microtask queued before it has run. */
+/** Due instants one `advance` runs at most: a task that re-arms a due timer cannot hang a test. */
+const MAX_STEPS = 100_000;
+
 function macrotask() {
-  return new Promise((resolve) => setTimeout(resolve, 0));
+  // `setImmediate` where the host has it (Node, Bun): `setTimeout(0)` waits at least 1 ms there,
+  // which a long `advance` pays once per due instant.
+  const { setImmediate } = /** @type {any} */ (globalThis);
+  return new Promise((resolve) => (setImmediate ? setImmediate(resolve) : setTimeout(resolve, 0)));
 }

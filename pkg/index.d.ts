@@ -85,7 +85,7 @@ export declare class Store {
   readonly prefix?: string;
   /** The store a `countingStore` or `faultStore` wraps. */
   readonly inner?: Store;
-  /** Requests made so far, per operation (only for `countingStore`; others throw `InvalidArgument`). */
+  /** Requests made so far, per operation (only for `countingStore` and `faultStore`; others throw `InvalidArgument`). */
   requestCounts(): { get: number; put: number; delete: number; list: number; total: number };
   resetRequestCounts(): void;
 }

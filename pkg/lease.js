@@ -351,8 +351,16 @@ export class Lease {
 
   /** Abort `signal` (if made) once the period is over. A reason is only made when a signal is there to carry it. */
   #follow() {
-    if (!this.#endedSignal || this.#endedSignal.signal.aborted || this.#ended === undefined) return;
-    this.#endedSignal.abort(this.#endedError());
+    const controller = this.#endedSignal;
+    if (!controller) return;
+    try {
+      if (!controller.signal.aborted && this.#ended !== undefined) controller.abort(this.#endedError());
+    } catch {
+      // workerd: a controller made while another request ran cannot be touched from this one
+      // ("Cannot perform I/O on behalf of a different request"). This request gets its own.
+      this.#endedSignal = new AbortController();
+      if (this.#ended !== undefined) this.#endedSignal.abort(this.#endedError());
+    }
   }
 
   /**

@@ -51,14 +51,14 @@ export class Store {
 
   /** Requests made so far, per operation (`countingStore` and `faultStore` only). */
   requestCounts() {
-    if (!COUNTED.has(this.kind)) throw new InvalidArgument("requestCounts() needs a countingStore()");
+    if (!COUNTED.has(this.kind)) throw new InvalidArgument("requestCounts() needs a countingStore() or a faultStore()");
     const { get, put, delete: del, list } = this.#counting();
     return { get, put, delete: del, list, total: get + put + del + list };
   }
 
   /** Start counting again from zero (`countingStore` only). */
   resetRequestCounts() {
-    if (!COUNTED.has(this.kind)) throw new InvalidArgument("resetRequestCounts() needs a countingStore()");
+    if (!COUNTED.has(this.kind)) throw new InvalidArgument("resetRequestCounts() needs a countingStore() or a faultStore()");
     this.#counting(true);
   }
 

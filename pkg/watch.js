@@ -44,5 +44,11 @@ export function watch(db, key, opts) {
     } finally {
       unlink();
     }
-  }, () => stop.abort());
+  }, () => {
+    try {
+      stop.abort();
+    } catch {
+      // workerd: left from another request than the one that polled, whose poll went with it.
+    }
+  });
 }

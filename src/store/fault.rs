@@ -362,14 +362,21 @@ enum Send {
 #[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 impl ObjectStore for FaultStore {
     async fn get(&self, key: &str) -> StoreResult<Option<StoredObject>> {
-        let got = self.run(Request::Get(key)).await?.into_object();
+        let got = match self.run(Request::Get(key)).await {
+            Err(e) if no_such_key(&e) => return Ok(None),
+            answer => answer?.into_object(),
+        };
         Ok(got.map(
             |o| if self.state.hide_write_meta.get() { StoredObject { meta: WriteMeta::default(), ..o } } else { o },
         ))
     }
 
     async fn get_if_changed(&self, key: &str, etag: &str) -> StoreResult<IfChanged> {
-        Ok(match self.run(Request::GetIfChanged { key, etag }).await?.into_if_changed() {
+        let answer = match self.run(Request::GetIfChanged { key, etag }).await {
+            Err(e) if no_such_key(&e) => return Ok(IfChanged::Current(None)),
+            answer => answer?,
+        };
+        Ok(match answer.into_if_changed() {
             IfChanged::Current(Some(o)) if self.state.hide_write_meta.get() => {
                 IfChanged::Current(Some(StoredObject { meta: WriteMeta::default(), ..o }))
             }
@@ -418,7 +425,10 @@ impl ObjectStore for FaultStore {
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
-        self.run(Request::Delete(key)).await.map(drop)
+        match self.run(Request::Delete(key)).await {
+            Err(e) if no_such_key(&e) => Ok(()),
+            answer => answer.map(drop),
+        }
     }
 
     async fn delete_if_match(&self, key: &str, etag: &str) -> StoreResult<bool> {
@@ -450,9 +460,11 @@ impl ObjectStore for FaultStore {
 /// `If-Match` on a missing key; the code an injected 404 has unless given another). The request
 /// lost; it did not fail.
 fn lost_condition(e: &StoreError) -> bool {
-    match e.status {
-        Some(412) => true,
-        Some(404) => e.code.as_deref() == Some("NoSuchKey"),
-        _ => false,
-    }
+    e.status == Some(412) || no_such_key(e)
+}
+
+/// An injected 404 `NoSuchKey` (the code an injected 404 has unless given another), read as the S3
+/// store reads a real one: on a read, no object; on a delete, nothing left to delete.
+fn no_such_key(e: &StoreError) -> bool {
+    e.status == Some(404) && e.code.as_deref() == Some("NoSuchKey")
 }

@@ -107,6 +107,39 @@ describe("node / storeConformance({test})", () => {
   testing.storeConformance(lib.memoryStore(), { test });
 });
 
+// An advance that runs out of due instants says so (a TimeoutError) instead of resolving short;
+// each instant costs a setImmediate here, not a 1 ms setTimeout.
+test("node / manualClock.advance stopped short by its step bound rejects with TimeoutError", async () => {
+  const clock = testing.manualClock();
+  const db = new lib.Fencepost(lib.memoryStore(), { clock });
+  const polls = db.watch("w", { interval: 0.05 });
+  await polls.next();
+  const pending = polls.next();
+  const start = clock.now();
+  const e = await clock.advance(5100).catch((err) => err);
+  if (!(e instanceof lib.TimeoutError) || !/short of its end/.test(e.message)) throw new Error(`expected a TimeoutError: ${e}`);
+  const moved = (clock.now() - start) / 1000;
+  if (!(moved >= 4999 && moved < 5100)) throw new Error(`the clock moved ${moved} s`);
+  await polls.return();
+  await pending;
+  await clock.advance(1); // the next advance goes on from where this one stopped
+});
+
+// The run leaves the caller's store as it found it: a memory store keeps the first manual clock
+// it is used under, so no case may use one on it (keys written afterwards would be stamped in
+// 2026-01-01's time, and a real-time prune would delete them at once).
+test("node / storeConformance leaves a memory store on the real clock", async () => {
+  const store = lib.memoryStore();
+  const report = await testing.storeConformance(store);
+  if (!report.ok) throw new Error(JSON.stringify(report.cases.filter((c) => !c.ok)));
+  const db = new lib.Fencepost(store);
+  await db.objects.put("fresh", "x");
+  const age = Date.now() - (await db.inspect("fresh")).lastModified.getTime();
+  if (!(age >= 0 && age < 60_000)) throw new Error(`written ${age} ms ago by the store's clock`);
+  const pruned = await db.prune("", { olderThan: 3600 });
+  if (pruned.deleted !== 0) throw new Error(`prune deleted ${JSON.stringify(pruned.keys)}`);
+});
+
 // Store conformance must fail, naming the case, on a store that breaks what fencepost relies on.
 describe("node / store conformance catches a broken custom store", () => {
   const broken = {

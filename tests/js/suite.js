@@ -1157,6 +1157,15 @@ export function cases(env) {
       store.inject({ status: 412 }, { op: "put" });
       await rejects(o.put("k", "v3"), lib.StorageError, "412 to a plain put is a failure");
       eq(new TextDecoder().decode((await o.get("k")).data), "v", "nothing written");
+      // A 404 NoSuchKey on a read is no object, on a delete nothing left to delete, as S3's is.
+      store.inject({ status: 404 }, { op: "get" });
+      eq(await o.get("k"), null, "404 on a get: absent");
+      store.inject({ status: 404 }, { op: "get" });
+      eq(await o.get("k", { ifNoneMatch: etag }), null, "404 on a conditional get: absent");
+      store.inject({ status: 404 }, { op: "delete" });
+      eq(await o.delete("k"), undefined, "404 on a delete: done");
+      store.inject({ status: 404, code: "NoSuchBucket" }, { op: "get" });
+      await rejects(o.get("k"), lib.StorageError, "another 404 is a failure");
     });
 
     test("testing: limitWrites({perKey}) answers 429 past the limit per key per second; a sharded counter gets past it; null lifts it", async () => {
