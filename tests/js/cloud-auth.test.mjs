@@ -189,15 +189,22 @@ test("gcsStore: a getAccessToken that never settles fails each attempt after the
   assert.ok(Date.now() - t0 < 5_000, `bounded: ${Date.now() - t0} ms`);
 });
 
-test("azureStore: a SAS signature echoed back decoded is redacted too", async () => {
-  const echo = await listen(async (req, res) => {
-    const sig = new URL(req.url, "http://x").searchParams.get("sig"); // decoded: a+secret/signature=
-    res.writeHead(403, { "content-type": "application/xml" })
-      .end(`<?xml version="1.0"?><Error><Code>AuthenticationFailed</Code><Message>Signature ${sig} did not match</Message></Error>`);
-  });
-  const db = new lib.Fencepost(lib.azureStore({ account: "acct", container: "box", endpoint: `${echo}/acct`,
-    sasToken: "sv=2022-11-02&sp=rwdl&sig=a%2Bsecret%2Fsignature%3D" }));
-  const e = await db.objects.get("k").then(() => assert.fail("read"), (err) => err);
-  assert.ok(e instanceof lib.StorageError && e.status === 403, String(e));
-  assert.ok(!e.message.includes("a+secret/signature=") && e.message.includes("[redacted]"), e.message);
+test("azureStore: a SAS signature echoed back on its own is redacted: decoded, and as sent", async () => {
+  const forms = {
+    decoded: (/** @type {string} */ url) => new URL(url, "http://x").searchParams.get("sig"), // a+secret/signature=
+    "as sent": (/** @type {string} */ url) => /sig=([^&]+)/.exec(url)[1],
+  };
+  for (const [form, echoed] of Object.entries(forms)) {
+    let sent = "";
+    const echo = await listen(async (req, res) => {
+      sent = echoed(req.url);
+      res.writeHead(403, { "content-type": "application/xml" })
+        .end(`<?xml version="1.0"?><Error><Code>AuthenticationFailed</Code><Message>Signature ${sent} did not match</Message></Error>`);
+    });
+    const db = new lib.Fencepost(lib.azureStore({ account: "acct", container: "box", endpoint: `${echo}/acct`,
+      sasToken: "sv=2022-11-02&sp=rwdl&sig=a%2Bsecret%2Fsignature%3D" }));
+    const e = await db.objects.get("k").then(() => assert.fail("read"), (err) => err);
+    assert.ok(e instanceof lib.StorageError && e.status === 403, String(e));
+    assert.ok(sent.length > 10 && !e.message.includes(sent) && !String(e.stack).includes(sent) && e.message.includes("[redacted]"), `${form}: ${e.message}`);
+  }
 });

@@ -167,11 +167,16 @@ impl AzureConfigBuilder {
                     // Never echo the token itself.
                     return Err(Error::invalid("Azure SAS token must be a URL query string (sv=…&sig=…)"));
                 }
-                // The signature also as a server may echo it: decoded (`+`, `/`, `=` as themselves).
-                let sig = sas.split('&').find_map(|p| p.strip_prefix("sig="));
-                let decoded = sig.map(crate::store::http::encode::percent_decode).filter(|d| Some(d.as_str()) != sig);
+                // The signature also on its own, as a server may echo it: as sent, and decoded (`+`,
+                // `/`, `=` as themselves).
                 let mut secrets = vec![sas.clone()];
-                secrets.extend(decoded);
+                if let Some(sig) = sas.split('&').find_map(|p| p.strip_prefix("sig=")).filter(|s| !s.is_empty()) {
+                    let decoded = crate::store::http::encode::percent_decode(sig);
+                    secrets.push(sig.to_owned());
+                    if decoded != sig {
+                        secrets.push(decoded);
+                    }
+                }
                 (Credential::Sas(sas), secrets)
             }
             (Some(_), Some(_)) => return Err(Error::invalid("give Azure an account key or a SAS token, not both")),
@@ -292,10 +297,10 @@ mod tests {
     fn a_sas_signature_is_kept_out_of_messages_as_given_and_unescaped() {
         let sas = "sv=2022-11-02&sp=rwdl&sig=ab%2Bcd%2fef%3D";
         let config = AzureConfig::builder("acct", "box").sas_token(sas).build().unwrap();
-        assert_eq!(config.secrets, [sas, "ab+cd/ef="]);
-        // A signature without escapes is one secret; a stray `%` stays as it is.
+        assert_eq!(config.secrets, [sas, "ab%2Bcd%2fef%3D", "ab+cd/ef="]);
+        // A signature without escapes is the token and itself; a stray `%` stays as it is.
         let plain = AzureConfig::builder("acct", "box").sas_token("sv=1&sig=abc").build().unwrap();
-        assert_eq!(plain.secrets, ["sv=1&sig=abc"]);
+        assert_eq!(plain.secrets, ["sv=1&sig=abc", "abc"]);
         assert_eq!(crate::store::http::encode::percent_decode("a%2-%zz%41%"), "a%2-%zzA%");
     }
 }

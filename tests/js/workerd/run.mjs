@@ -76,6 +76,20 @@ async function main() {
     const available = (await call("/stores")).stores;
     const wanted = process.argv.slice(2).length ? process.argv.slice(2) : available;
     let n = 0;
+    // A lease handle kept at module scope, its signal read in one invocation, released in the next.
+    {
+      const first = await call("/across?step=1");
+      const second = await call("/across?step=2");
+      const want = { aborted: true, reason: "LeaseLost released", after: "LeaseLost released", lost: true };
+      n += 1;
+      if (first.epoch === 1 && first.aborted === false && JSON.stringify(second) === JSON.stringify(want)) {
+        passed += 1;
+        console.log(`ok ${n} - workerd / r2 / a lease kept between invocations: its signal read in one, released in the next`);
+      } else {
+        failed += 1;
+        console.log(`not ok ${n} - workerd / r2 / a lease kept between invocations: ${JSON.stringify({ first, second })}`);
+      }
+    }
     for (const store of wanted) {
       if (!available.includes(store)) throw new Error(`store ${store} is not configured (have ${available.join(", ")})`);
       const names = (await call(`/cases?store=${store}`)).names;

@@ -4,6 +4,7 @@
 //
 //   GET /cases?store=S          → {names: [...]}
 //   GET /run?store=S&case=N     → runCases() result for case N on store S
+//   GET /across?step=1, then 2  → a lease handle kept at module scope between two invocations
 // Stores: r2 (the R2 binding env.BUCKET, a fresh prefix per case), every S3 server whose
 // FENCEPOST_<NAME>_* settings arrive as text bindings (seaweed, moto, azurite, fakegcs), and
 // do-kv / do-sqlite: durableObjectStore inside a Durable Object of each storage backend, where
@@ -32,6 +33,24 @@ function caseList(env, store) {
   return cases({ lib, makeStore, schemas: { zod, valibot }, testing });
 }
 
+/** A lease whose `signal` one invocation asked for, released by the next (`/across`). */
+let across;
+
+/** `/across` step 1 takes a lease and reads its signal; step 2, another invocation, releases it:
+ * Workers refuse to touch one invocation's AbortController from another, so the handle's signal
+ * must be replaced there, not thrown at the caller as a plain Error. */
+async function acrossInvocations(env, step) {
+  const db = new lib.Fencepost(lib.r2Store(env.BUCKET, { prefix: "workerd-across" }));
+  if (step === "1") {
+    across = await db.lease(freshPrefix("job"), { ttl: 30 });
+    return { epoch: across.epoch, aborted: across.signal.aborted };
+  }
+  await across.release();
+  const reason = across.signal.reason;
+  const after = await across.renew().then(() => "renewed", (e) => `${e.name} ${e.reason}`);
+  return { aborted: across.signal.aborted, reason: `${reason?.name} ${reason?.reason}`, after, lost: reason === across.signal.reason };
+}
+
 const json = (body, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
@@ -41,6 +60,13 @@ export default {
     const store = url.searchParams.get("store") ?? "";
     const objects = Object.keys(DO_STORES).filter((name) => env[DO_STORES[name]]);
     if (url.pathname === "/stores") return json({ stores: [...Object.keys(storesFor(env)), ...objects] });
+    if (url.pathname === "/across") {
+      try {
+        return json(await acrossInvocations(env, url.searchParams.get("step")));
+      } catch (e) {
+        return json({ error: `${e?.constructor?.name}: ${e?.message}` });
+      }
+    }
     if (objects.includes(store)) {
       const ns = env[DO_STORES[store]];
       return ns.get(ns.idFromName("suite")).fetch(request);
