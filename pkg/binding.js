@@ -9,7 +9,7 @@
 // bounded or freed at a known moment, so a program that drops its handles without a garbage
 // collection ever running keeps a flat wasm memory.
 
-import { core, initWasm, isReady } from "./runtime.js";
+import { core, isReady, whenReady } from "./runtime.js";
 import { fromFailure, pinNames } from "./errors.js";
 import { callEventsHeard, refused } from "./events.js";
 
@@ -104,7 +104,7 @@ function decode(/** @type {any} */ r) {
  * @returns {Promise<Reply>}
  */
 export async function run(op, target, c = {}) {
-  if (!isReady()) await initWasm();
+  if (!isReady()) await whenReady();
   const heard = callEventsHeard();
   /** @type {unknown} */
   let sent;

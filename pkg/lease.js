@@ -216,13 +216,18 @@ function lostError(/** @type {unknown} */ ended) {
   return ended instanceof Error ? ended : fromFailure(ended);
 }
 
+/**
+ * What each handle knows of its period, as the core wrote it (sent back as it is), and the same
+ * parsed when a field is read. Kept here, not in the handle's private fields: a browser's console
+ * lists those, and the snapshot holds the holder and the write tokens.
+ * @typedef {{text: string | undefined, parsed: Snapshot | undefined}} SnapshotTexts
+ * @type {WeakMap<Lease, SnapshotTexts>}
+ */
+const SNAPSHOTS = new WeakMap();
+
 /** One ownership period `(key, epoch, holder)`. Every write is guarded; `LeaseLost` means stop. */
 export class Lease {
   #db;
-  /** What the handle knows of its period, as the core wrote it: sent back as it is. @type {string | undefined} */
-  #text;
-  /** The same, parsed when a field is read. @type {Snapshot | undefined} */
-  #parsed;
   /** The core's live entry while keep-alive runs there (calls go through it meanwhile). @type {number | undefined} */
   #live;
   /** Where the core keeps this period built since the last call, if it still does: the next call
@@ -242,8 +247,7 @@ export class Lease {
     /** @type {number | undefined} */ live = undefined, /** @type {import("./binding.js").Reply | undefined} */ reply = undefined) {
     if (token !== LEASE_TOKEN) throw new InvalidArgument("a Lease is made by db.lease() or db.attachLease()");
     this.#db = db;
-    this.#parsed = snapshot;
-    this.#text = reply?.lease;
+    SNAPSHOTS.set(this, { text: reply?.lease, parsed: snapshot });
     this.#kept = reply?.kept;
     this.#live = live;
     /** @readonly @type {string} */
@@ -273,12 +277,14 @@ export class Lease {
 
   /** The snapshot as data, parsed from its text when first read since the last call. @returns {Snapshot} */
   #snapshot() {
-    return (this.#parsed ??= JSON.parse(/** @type {string} */ (this.#text)));
+    const s = /** @type {SnapshotTexts} */ (SNAPSHOTS.get(this));
+    return (s.parsed ??= JSON.parse(/** @type {string} */ (s.text)));
   }
 
   /** The snapshot as the text the core takes. */
   #snapshotText() {
-    return (this.#text ??= JSON.stringify(this.#parsed));
+    const s = /** @type {SnapshotTexts} */ (SNAPSHOTS.get(this));
+    return (s.text ??= JSON.stringify(s.parsed));
   }
 
   /** Aborted (reason: a `LeaseLost`) as soon as this handle learns its period is over. */
@@ -329,8 +335,9 @@ export class Lease {
    */
   #learn(r, lost = undefined) {
     if (r.lease !== undefined) {
-      this.#text = r.lease;
-      this.#parsed = undefined;
+      const s = /** @type {SnapshotTexts} */ (SNAPSHOTS.get(this));
+      s.text = r.lease;
+      s.parsed = undefined;
       this.#kept = r.kept;
     }
     const ended = lost ?? r.ended;

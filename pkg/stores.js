@@ -95,6 +95,32 @@ export function memoryStore(opts) {
   return new Store("memory", {});
 }
 
+/** The credentials of each store's settings, kept off the object the handle holds. */
+const CREDENTIALS = new WeakMap();
+/** Reads a credential where the core asks the settings for it. */
+const READ_CREDENTIALS = {
+  get(/** @type {Record<string, unknown>} */ open, /** @type {string | symbol} */ name) {
+    const hidden = CREDENTIALS.get(open);
+    return hidden !== undefined && Object.hasOwn(hidden, name) ? hidden[name] : open[/** @type {string} */ (name)];
+  },
+};
+
+/**
+ * `given` as the core reads it, its credentials (`names`) out of sight: a browser's console lists
+ * a handle's private fields, and through them its recipe's settings, but not what a module-level
+ * WeakMap holds for them, nor a Proxy's answers (it shows the Proxy's target: the other settings).
+ * @param {Record<string, unknown>} given @param {string[]} names
+ */
+function hidingCredentials(given, names) {
+  /** @type {Record<string, unknown>} */
+  const open = {};
+  /** @type {Record<string, unknown>} */
+  const hidden = {};
+  for (const [name, value] of Object.entries(given)) (names.includes(name) ? hidden : open)[name] = value;
+  CREDENTIALS.set(open, hidden);
+  return new Proxy(open, READ_CREDENTIALS);
+}
+
 const S3_OPTIONS = /** @type {const} */ ({
   endpoint: "string", bucket: "string", region: "string", accessKeyId: "string", secretAccessKey: "string",
   sessionToken: "string", prefix: "string", forcePathStyle: "boolean", timeout: "number",
@@ -109,7 +135,8 @@ export function s3Store(/** @type {any} */ settings) {
   // A copy: the core reads the settings when it builds the store, which may be on the first call.
   const given = { ...o };
   const { endpoint, bucket, region, prefix } = given;
-  return new Store("s3", { settings: given }, shown({ endpoint, bucket, region, prefix }));
+  return new Store("s3", { settings: hidingCredentials(given, ["accessKeyId", "secretAccessKey", "sessionToken"]) },
+    shown({ endpoint, bucket, region, prefix }));
 }
 
 const AZURE_OPTIONS = /** @type {const} */ ({
@@ -124,7 +151,8 @@ export function azureStore(/** @type {any} */ settings) {
   }
   const given = { ...options(settings, AZURE_OPTIONS, "azureStore options") };
   const { account, container, endpoint, prefix } = given;
-  return new Store("azure", { settings: given }, shown({ account, container, endpoint, prefix }));
+  return new Store("azure", { settings: hidingCredentials(given, ["accountKey", "sasToken"]) },
+    shown({ account, container, endpoint, prefix }));
 }
 
 const GCS_OPTIONS = /** @type {const} */ ({
@@ -145,7 +173,8 @@ export function gcsStore(/** @type {any} */ settings) {
   const { credentials, ...rest } = options(settings, GCS_OPTIONS, "gcsStore options");
   const given = { ...rest, serviceAccount: credentials == null ? undefined : serviceAccount(credentials) };
   const { bucket, endpoint, prefix } = given;
-  return new Store("gcs", { settings: given }, shown({ bucket, endpoint, prefix }));
+  return new Store("gcs", { settings: hidingCredentials(given, ["accessToken", "getAccessToken", "serviceAccount"]) },
+    shown({ bucket, endpoint, prefix }));
 }
 
 /**

@@ -168,7 +168,10 @@ async fn run_checks(store: &dyn ObjectStore, space: &str) -> Result<Vec<Check>> 
             let sign = if offset >= 0.0 { "+" } else { "" };
             (offset.abs() < 60.0, format!("the store's clock is {sign}{} s from this one", number_text(offset)))
         }
-        _ => (true, "the store reports no clock (the local clock serves)".to_owned()),
+        _ => (
+            true,
+            "the store reports no clock (the local clock serves; in a browser, CORS must expose Date)".to_owned(),
+        ),
     };
     check("store clock offset", false, ok, detail);
     Ok(checks)

@@ -63,6 +63,13 @@ pub fn normalize_store_prefix(prefix: &str) -> Result<String> {
         return Err(Error::invalid(format!("store prefix {} has an empty, '.' or '..' segment", quoted(prefix))));
     }
     let prefix = format!("{trimmed}/");
+    if prefix.len() >= MAX_KEY_BYTES {
+        // Every key under it would be over the limit: said here, not by each call.
+        return Err(Error::invalid(format!(
+            "store prefix is {} bytes with its '/'; keys under it must fit in {MAX_KEY_BYTES} UTF-8 bytes",
+            prefix.len()
+        )));
+    }
     reserved_check(&prefix, "store prefix")?;
     Ok(prefix)
 }
@@ -136,6 +143,9 @@ mod tests {
         assert!(normalize_store_prefix("a//b").is_err());
         assert!(normalize_store_prefix("a/../b").is_err());
         assert!(normalize_store_prefix("a\\b").is_err());
+        // A prefix that leaves no room for a key.
+        assert!(normalize_store_prefix(&"p".repeat(1022)).is_ok());
+        assert!(normalize_store_prefix(&"p".repeat(1023)).is_err());
         // CairnDB's engine prefixes, which a store prefix would put every key under.
         for reserved in ["log", "/logs/", "snapshots/x", "txapplied"] {
             assert!(normalize_store_prefix(reserved).is_err(), "{reserved}");

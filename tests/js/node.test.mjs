@@ -3,6 +3,8 @@
 import { describe, test } from "node:test";
 import { inspect } from "node:util";
 import { runInNewContext } from "node:vm";
+import { Session } from "node:inspector/promises";
+import { execFileSync } from "node:child_process";
 import * as lib from "fencepost";
 import * as testing from "fencepost/testing";
 import * as zod from "zod";
@@ -105,6 +107,79 @@ describe("node / a store whose cursors go round in a circle", () => {
 // storeConformance as node:test users call it: each case a test of theirs.
 describe("node / storeConformance({test})", () => {
   testing.storeConformance(lib.memoryStore(), { test });
+});
+
+// What a debugger shows of a handle (Chromium's console lists private fields, a Proxy's target, a
+// function's closure scopes): walked here through V8's inspector, as DevTools expands an object.
+// No credential may be there: not the S3, Azure or GCS secrets, not a lease's holder.
+test("node / a debugger expanding handles finds no credential", async () => {
+  const secrets = { s3: "S3-SECRET-ab12", session: "S3-SESSION-cd34", azure: Buffer.from("AZURE-KEY-ef56").toString("base64"),
+    token: "GCS-TOKEN-gh78", holder: "LEASE-HOLDER-ij90" };
+  const db = new lib.Fencepost(lib.memoryStore());
+  globalThis.__handles = {
+    s3: new lib.Fencepost(lib.s3Store({ endpoint: "http://127.0.0.1:9", bucket: "b", accessKeyId: "AKIA-ID", secretAccessKey: secrets.s3, sessionToken: secrets.session })),
+    azure: lib.azureStore({ account: "acct", container: "box", accountKey: secrets.azure }),
+    gcs: lib.gcsStore({ bucket: "bkt", accessToken: secrets.token }),
+    gcsFn: lib.gcsStore({ bucket: "bkt", getAccessToken: () => secrets.token }),
+    lease: await db.lease("k", { ttl: 30, holder: secrets.holder }),
+    doc: db.doc("d"),
+  };
+  const session = new Session();
+  session.connect();
+  const seen = [];
+  let budget = 5000;
+  const walk = async (objectId, depth) => {
+    const got = await session.post("Runtime.getProperties", { objectId, ownProperties: true, generatePreview: false });
+    const props = [...got.result, ...(got.privateProperties ?? []), ...(got.internalProperties ?? [])];
+    for (const p of props) {
+      if (--budget < 0 || p.name === "__proto__" || p.name === "[[Prototype]]") continue;
+      const v = p.value;
+      if (!v) continue;
+      seen.push(`${p.name}=${v.type === "string" ? v.value : v.description ?? ""}`);
+      // Not into the wasm module and its memory, nor the globals a closure scope reaches.
+      if (v.objectId && depth > 0 && !/^(WebAssembly|Memory|ArrayBuffer|Uint8Array|global|Global)/.test(v.className ?? "") && p.name !== "globalThis") {
+        await walk(v.objectId, depth - 1);
+      }
+    }
+  };
+  try {
+    const { result } = await session.post("Runtime.evaluate", { expression: "globalThis.__handles" });
+    await walk(result.objectId, 5);
+  } finally {
+    session.disconnect();
+    delete globalThis.__handles;
+  }
+  const text = seen.join("\n");
+  for (const [what, secret] of Object.entries(secrets)) {
+    if (text.includes(secret)) throw new Error(`${what} shown: ${seen.filter((l) => l.includes(secret)).join(" | ")}`);
+  }
+  if (!text.includes("LEASE-HOLDER") && !/#db|#recipe/.test(text)) throw new Error("the walk saw no private fields");
+});
+
+// The browser entry's lazy load (pkg/runtime.js itself, in a fresh process: the Node entry loads
+// the wasm at import): a default place that cannot even be named (a bundle without
+// `import.meta.url`) is a rejected FencepostError, not a synchronous TypeError; a source given
+// while a call's load from the default place is on its way is tried when that fails, and the
+// call that started first follows it.
+test("node / initWasm: an unknown default place rejects typed; a later initWasm(source) takes over a failing load", () => {
+  const runtime = new URL("../../pkg/runtime.js", import.meta.url).href;
+  const wasm = new URL("../../pkg/fencepost_bg.wasm", import.meta.url).pathname;
+  const script = `
+    const rt = await import(${JSON.stringify(runtime)});
+    const bytes = (await import("node:fs")).readFileSync(${JSON.stringify(wasm)});
+    const out = [];
+    rt.setDefaultSource(() => { throw new TypeError("Invalid URL"); });
+    let p;
+    try { p = rt.initWasm(); out.push("returned " + typeof p?.then); } catch (e) { out.push("threw " + e.name); }
+    out.push(await p.then(() => "ok", (e) => e.constructor.name + ": " + /could not load its wasm core: Invalid URL/.test(e.message)));
+    rt.setDefaultSource(() => new URL("file:///nonexistent/fencepost_bg.wasm"));
+    const first = rt.whenReady().then(() => "first ok", (e) => "first " + e.message.slice(0, 60));
+    const given = rt.initWasm(bytes).then(() => "given ok", (e) => "given " + e.message.slice(0, 60));
+    out.push(await given, await first, rt.isReady());
+    console.log(JSON.stringify(out));`;
+  const out = JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" }));
+  const want = ["returned function", "FencepostError: true", "given ok", "first ok", true];
+  if (JSON.stringify(out) !== JSON.stringify(want)) throw new Error(JSON.stringify(out));
 });
 
 // An advance that runs out of due instants says so (a TimeoutError) instead of resolving short;

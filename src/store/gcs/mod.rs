@@ -164,7 +164,9 @@ impl GcsConfigBuilder {
         match &self.auth {
             Auth::Token(t) if t.is_empty() || !t.bytes().all(|c| c.is_ascii_graphic()) => {
                 // Never echo the token itself.
-                return Err(Error::invalid("GCS access token must be non-empty printable ASCII"));
+                return Err(Error::invalid(
+                    "GCS access token must be the token alone (printable ASCII without spaces, no \"Bearer \" before it)",
+                ));
             }
             Auth::Account { account, .. } => {
                 Endpoint::parse("GCS token_uri", &account.token_uri)?;
