@@ -119,9 +119,14 @@ impl Default for WaitOptions {
 /// # Store clock
 ///
 /// With [`ClockSource::Store`], after every response the store's clock (its `Date`
-/// header, [`ObjectStore::server_time`]) is compared with the configured clock and the offset
-/// kept; the objects layer then reads the store's time, so lease deadlines are written and judged
-/// in it. Until a store has answered, and for stores without a clock, the offset is 0.
+/// header, [`ObjectStore::server_time`]) is compared with the configured clock; the objects layer
+/// then reads the store's time, so lease deadlines are written and judged in it. A `Date` names a
+/// whole second, stamped somewhere between the request's sending and its answer: each response
+/// bounds the offset to that second plus the round trip, the bounds of successive responses are
+/// intersected (a few responses at different fractions of a second narrow it to about the round
+/// trip), and the middle of what is left is the offset. Bounds that no longer meet (a clock that
+/// jumped) start again from the latest response. Until a store has answered, and for stores
+/// without a clock, the offset is 0.
 #[derive(Clone)]
 pub struct Objects {
     store: Shared<dyn ObjectStore>,
@@ -129,8 +134,9 @@ pub struct Objects {
     retry: RetryPolicy,
     /// The cancel calls through this handle obey ([`Objects::with_cancel`]).
     cancel: Option<Cancel>,
-    /// With [`ClockSource::Store`]: the store's clock minus ours, microseconds.
-    store_offset: Option<Shared<SyncCell<i64>>>,
+    /// With [`ClockSource::Store`]: the bounds of the store's clock minus ours, microseconds
+    /// (`OFFSET_UNKNOWN` until a response with a clock).
+    store_offset: Option<Shared<SyncCell<(i64, i64)>>>,
     /// Who hears about requests, calls and lease transitions ([`events`]).
     observer: Observer,
     /// The last version seen of each doc key, shared by every handle of this `Fencepost`.
@@ -155,7 +161,7 @@ impl Objects {
     pub fn with_clock_source(mut self, source: ClockSource) -> Self {
         self.store_offset = match source {
             ClockSource::Local => None,
-            ClockSource::Store => Some(Shared::new(SyncCell::new(0))),
+            ClockSource::Store => Some(Shared::new(SyncCell::new(OFFSET_UNKNOWN))),
         };
         self
     }
@@ -193,7 +199,7 @@ impl Objects {
 
     /// The store's clock minus the configured one, in seconds, with [`ClockSource::Store`].
     pub fn store_offset(&self) -> Option<f64> {
-        self.store_offset.as_ref().map(|o| o.get() as f64 / 1e6)
+        self.store_offset.as_ref().map(|o| offset_micros(o.get()) as f64 / 1e6)
     }
 
     /// Now: the configured clock, corrected by the store's offset with [`ClockSource::Store`]. An
@@ -201,7 +207,7 @@ impl Objects {
     /// 1–9999), rather than a silent fallback.
     pub(crate) fn now(&self) -> Result<Timestamp> {
         let now = self.local_now()?;
-        let offset = self.store_offset.as_ref().map_or(0, |o| o.get());
+        let offset = self.store_offset.as_ref().map_or(0, |o| offset_micros(o.get()));
         let now = Timestamp::from_micros(now.as_micros().saturating_add(offset));
         if now.is_on_wire() { Ok(now) } else { Err(Error::invalid("the store's clock is outside the years 1-9999")) }
     }
@@ -525,25 +531,45 @@ impl Objects {
             self.check_cancel()?;
         }
         let started = self.request_started();
+        let sent = self.store_offset.as_ref().and_then(|_| self.clock.now().ok());
         let answered = match abandon {
             Abandon::OnCancel => self.guard(self.store.send(request)).await,
             Abandon::Never => Ok(self.store.send(request).await),
         };
-        if answered.is_ok() {
-            self.observe_store_clock();
+        if let (Ok(_), Some(sent)) = (&answered, sent) {
+            self.observe_store_clock(sent);
         }
         self.request_ended(started, &request, attempt, answered.as_ref().ok());
         answered
     }
 
-    /// With [`ClockSource::Store`]: the offset from the store's latest response. Read right after
-    /// the request returns (no other task runs in between, so it is this response's `Date`).
-    fn observe_store_clock(&self) {
+    /// With [`ClockSource::Store`]: narrow the offset's bounds by the store's latest response,
+    /// its request sent at `sent` (local time). Read right after the request returns (no other
+    /// task runs in between, so it is this response's `Date`).
+    fn observe_store_clock(&self, sent: Timestamp) {
         let Some(offset) = &self.store_offset else { return };
-        if let (Some(server), Ok(local)) = (self.store.server_time(), self.clock.now()) {
-            offset.set(server.as_micros().saturating_sub(local.as_micros()));
+        if let (Some(server), Ok(received)) = (self.store.server_time(), self.clock.now()) {
+            // The store's time (the middle of the second its `Date` names) was within half a second
+            // of `server` at some instant between `sent` and `received`.
+            let server = server.as_micros();
+            let sample = (
+                server.saturating_sub(HALF_SECOND).saturating_sub(received.as_micros()),
+                server.saturating_add(HALF_SECOND).saturating_sub(sent.as_micros()),
+            );
+            let (lo, hi) = offset.get();
+            let both = (lo.max(sample.0), hi.min(sample.1));
+            offset.set(if both.0 <= both.1 { both } else { sample });
         }
     }
+}
+
+/// The store's clock is not known yet: every response's bounds fit inside these.
+const OFFSET_UNKNOWN: (i64, i64) = (i64::MIN, i64::MAX);
+const HALF_SECOND: i64 = 500_000;
+
+/// The offset the bounds stand for: their middle, 0 while they are unknown.
+fn offset_micros((lo, hi): (i64, i64)) -> i64 {
+    if (lo, hi) == OFFSET_UNKNOWN { 0 } else { lo + (hi - lo) / 2 }
 }
 
 #[cfg(test)]

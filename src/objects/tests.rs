@@ -131,6 +131,9 @@ fn a_delete_cancelled_in_its_backoff_after_an_answer_reads_nothing() {
 struct ClockedStore {
     inner: MemoryStore,
     true_time: ManualClock,
+    /// Report the time as an HTTP `Date` does: the whole second (plus half of it, as the HTTP
+    /// stores read it).
+    whole_seconds: bool,
 }
 
 #[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
@@ -149,7 +152,11 @@ impl ObjectStore for ClockedStore {
         self.inner.list_page(prefix, start_after, cursor).await
     }
     fn server_time(&self) -> Option<Timestamp> {
-        self.true_time.now().ok()
+        let now = self.true_time.now().ok()?;
+        if !self.whole_seconds {
+            return Some(now);
+        }
+        Some(Timestamp::from_micros(now.as_micros().div_euclid(1_000_000) * 1_000_000 + 500_000))
     }
 }
 
@@ -164,7 +171,40 @@ fn client(store: &Shared<ClockedStore>, skew: f64, source: ClockSource) -> Fence
 }
 
 fn clocked_store() -> Shared<ClockedStore> {
-    Shared::new(ClockedStore { inner: MemoryStore::new(), true_time: ManualClock::starting_2026() })
+    Shared::new(ClockedStore {
+        inner: MemoryStore::new(),
+        true_time: ManualClock::starting_2026(),
+        whole_seconds: false,
+    })
+}
+
+#[test]
+fn whole_second_dates_from_a_few_responses_give_the_offset_to_well_under_a_second() {
+    // A client 600.3 s fast; the store dates its answers to the whole second. One answer bounds
+    // the offset to a second; answers at other fractions of a second narrow it.
+    let store = Shared::new(ClockedStore {
+        inner: MemoryStore::new(),
+        true_time: ManualClock::starting_2026(),
+        whole_seconds: true,
+    });
+    let local = Shared::new(ManualClock::new(store.true_time.now().unwrap().plus_secs(600.3)));
+    let options = Options { clock: Some(local.clone()), clock_source: ClockSource::Store, ..Options::default() };
+    let db = Fencepost::new(store.clone(), options).unwrap();
+    let error = || (db.objects().store_offset().unwrap() + 600.3).abs();
+    futures::executor::block_on(db.objects().get("k")).unwrap();
+    assert!(error() <= 0.5, "one answer: within half a second ({} s off)", error());
+    for _ in 0..8 {
+        store.true_time.advance(0.37);
+        local.advance(0.37);
+        futures::executor::block_on(db.objects().get("k")).unwrap();
+    }
+    assert!(error() < 0.05, "answers at other fractions of a second narrow it: {} s off", error());
+    // The store's clock jumps: the bounds no longer meet, and start again from the latest answer.
+    store.true_time.advance(30.0);
+    local.advance(0.37);
+    futures::executor::block_on(db.objects().get("k")).unwrap();
+    let jumped = (db.objects().store_offset().unwrap() + 600.3 - 29.63).abs();
+    assert!(jumped <= 0.5, "after a jump: from the latest answer ({jumped} s off)");
 }
 
 #[test]
