@@ -85,7 +85,7 @@ function send(op, target, c) {
 /**
  * @typedef {{json: any, bytes?: Uint8Array, ended?: unknown, failure?: unknown, lease?: string, kept?: number}} Reply
  * @typedef {{args?: Record<string, unknown>, raw?: Record<string, string | undefined>,
- *   callbacks?: {fn?: Function, stateFn?: Function, data?: Uint8Array, lease?: string}, signal?: AbortSignal | null}} Call
+ *   callbacks?: {fn?: Function, stateFn?: Function, data?: Uint8Array, lease?: string, stop?: AbortSignal}, signal?: AbortSignal | null}} Call
  */
 
 /** A reply from the core: JSON text alone, or `{json, bytes?, ended?, failure?, lease?, kept?}` (`lease` stays text). @returns {Reply} */

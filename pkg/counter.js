@@ -12,10 +12,13 @@ import { checked } from "./events.js";
  * @param {import("./binding.js").Recipe} db @param {string} key @param {any} opts
  */
 export function openCounter(db, key, opts) {
-  string(key, "key");
-  const { shards } = options(opts, { shards: "number" }, "counter options");
-  if (isReady()) runSync("counter.open", db, { args: { key, shards: shards ?? undefined } });
-  return new Counter(db, key, shards ?? undefined);
+  // A refusal is reported as a call's is (one event, no requests), though nothing is sent.
+  return checked(db, "counter", key, () => {
+    string(key, "key");
+    const { shards } = options(opts, { shards: "number" }, "counter options");
+    if (isReady()) runSync("counter.open", db, { args: { key, shards: shards ?? undefined } });
+    return new Counter(db, key, shards ?? undefined);
+  });
 }
 
 /** A counter sharded over docs: `add` touches one shard, `value` reads them all. */

@@ -17,13 +17,16 @@ const WITH_PERMIT_OPTIONS = /** @type {const} */ ({ ...ACQUIRE_OPTIONS, every: "
  * @param {import("./binding.js").Recipe} db @param {string} key @param {any} opts
  */
 export function openSemaphore(db, key, opts) {
-  string(key, "key");
-  if (opts === undefined || opts === null) throw new InvalidArgument("semaphore options {limit, ttl} are required");
-  const { limit, ttl } = options(opts, SEMAPHORE_OPTIONS, "semaphore options");
-  if (limit === undefined || limit === null) throw new InvalidArgument("semaphore options.limit is required");
-  if (ttl === undefined || ttl === null) throw new InvalidArgument("semaphore options.ttl (seconds) is required");
-  if (isReady()) runSync("semaphore.open", db, { args: { key, limit, ttl } });
-  return new Semaphore(db, key, limit, ttl);
+  // A refusal is reported as a call's is (one event, no requests), though nothing is sent.
+  return checked(db, "semaphore", key, () => {
+    string(key, "key");
+    if (opts === undefined || opts === null) throw new InvalidArgument("semaphore options {limit, ttl} are required");
+    const { limit, ttl } = options(opts, SEMAPHORE_OPTIONS, "semaphore options");
+    if (limit === undefined || limit === null) throw new InvalidArgument("semaphore options.limit is required");
+    if (ttl === undefined || ttl === null) throw new InvalidArgument("semaphore options.ttl (seconds) is required");
+    if (isReady()) runSync("semaphore.open", db, { args: { key, limit, ttl } });
+    return new Semaphore(db, key, limit, ttl);
+  });
 }
 
 /** At most `limit` unexpired permits at once; each permit a `Lease` whose `epoch` fences its holder. */

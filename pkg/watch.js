@@ -2,7 +2,7 @@
 // without the body while nothing changed). What the watch last saw is plain data here, passed in
 // with each poll: nothing is held in the core between polls.
 
-import { eitherSignal, options, string } from "./options.js";
+import { options, string } from "./options.js";
 import { run } from "./binding.js";
 import { inspection } from "./inspect.js";
 import { checked } from "./events.js";
@@ -31,19 +31,16 @@ export function watch(db, key, opts) {
   // Polls one after another: two `next()` calls made at once get the current state, then the
   // change after it.
   return queuedIterator(async () => {
-    // The caller's signal is followed only while a poll is on its way, so a watch dropped between
-    // polls leaves nothing on it (an abort meanwhile stops the next poll at once).
-    const { signal, unlink } = o.signal ? eitherSignal(stop.signal, o.signal) : { signal: stop.signal, unlink() {} };
-    try {
-      const change = inspection(key, await run("watch.next", db, { args: { key, interval, ...seen }, signal }));
-      seen = change === null ? { absent: true } : { etag: change.etag };
-      return { done: false, value: change };
-    } catch (e) {
-      if (stop.signal.aborted) return { done: true, value: undefined };
-      throw e;
-    } finally {
-      unlink();
-    }
+    // The caller's signal is followed only while a poll is on its way (the core lets go of it when
+    // the call settles), so a watch dropped between polls leaves nothing on it; an abort meanwhile
+    // stops the next poll at once. Leaving the loop (`stop`) is told apart from an abort: the core
+    // answers `{stopped: true}`, and its call event says "ok".
+    if (stop.signal.aborted) return { done: true, value: undefined };
+    const reply = await run("watch.next", db, { args: { key, interval, ...seen }, callbacks: { stop: stop.signal }, signal: o.signal });
+    if (reply.json?.stopped === true) return { done: true, value: undefined };
+    const change = inspection(key, reply);
+    seen = change === null ? { absent: true } : { etag: change.etag };
+    return { done: false, value: change };
   }, () => {
     try {
       stop.abort();

@@ -10,6 +10,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::base::cancel::Cancel;
 use crate::base::error::{Error, Result};
 use crate::base::future::BoxFuture;
 use crate::base::mutation::{self, Mutation};
@@ -65,8 +66,24 @@ impl Watcher {
     /// The next change: the current state at once the first time, then the next change of etag
     /// (one request per interval until there is one).
     pub async fn changed(&mut self) -> Result<Change> {
+        self.changed_until(&Cancel::new()).await?.ok_or(Error::Aborted)
+    }
+
+    /// [`Watcher::changed`], or `None` once `stop` fires: the watch was left by its consumer (a
+    /// JS loop's `break`), which is no failure (its call event says "ok"), unlike an abort of the
+    /// call's own cancel.
+    #[doc(hidden)]
+    pub async fn changed_until(&mut self, stop: &Cancel) -> Result<Option<Change>> {
         let (objects, call) = self.objects.call("watch");
-        let changed = self.poll_until_changed(&objects).await;
+        let either = Cancel::new();
+        either.follow(stop);
+        if let Some(own) = objects.cancel() {
+            either.follow(own);
+        }
+        let changed = match self.poll_until_changed(&objects.with_cancel(&either)).await {
+            Err(_) if stop.is_cancelled() => Ok(None),
+            other => other.map(Some),
+        };
         crate::objects::events::Call::end(call, &self.objects, &self.key, changed)
     }
 

@@ -46,6 +46,15 @@ impl Callbacks {
         self.function(name).ok_or_else(|| Error::invalid(format!("{name} must be a function")))
     }
 
+    /// An `AbortSignal` given among the callbacks.
+    fn signal(&self, name: &str) -> Option<AbortSignal> {
+        if !self.0.is_object() {
+            return None;
+        }
+        let value = js_sys::Reflect::get(&self.0, &name.into()).ok()?;
+        value.is_object().then(|| value.unchecked_into::<AbortSignal>())
+    }
+
     fn text(&self, name: &str) -> Option<String> {
         if !self.0.is_object() {
             return None;
@@ -296,7 +305,15 @@ fn dispatch(op: &str, id: u32, target: &JsValue, mut a: Args, cb: Callbacks, can
             };
             let interval = a.number("interval").unwrap_or(1.0);
             let mut watcher = Watcher::resume(db.objects(), &a.string("key")?, interval, seen)?;
-            work(async move { Ok(inspection_reply(watcher.changed().await?)) })
+            // The loop left (`callbacks.stop`, an AbortSignal): `{stopped: true}`, not an abort.
+            let stop = cb.signal("stop").map(Linked::follow);
+            work(async move {
+                let left = stop.as_ref().map_or_else(Cancel::new, |s| s.cancel.clone());
+                Ok(match watcher.changed_until(&left).await? {
+                    Some(change) => inspection_reply(change),
+                    None => Reply::object(vec![("stopped", true.into())]),
+                })
+            })
         }
         "cooperativeWrite" => {
             let (key, f) = (a.string("key")?, cb.required("fn")?);

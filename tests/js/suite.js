@@ -852,6 +852,12 @@ export function cases(env) {
     const stale = c.key === a.key ? a : b;
     await rejects(stale.write({ late: true }), lib.LeaseLost, "the old permit is fenced");
     await rejects(Promise.resolve().then(() => w.db.semaphore("api", { limit: 3 })), lib.InvalidArgument, "ttl required");
+    // A handle refused when it is made is reported as a refused call is: one event, no requests.
+    const heard = [];
+    const listened = new lib.Fencepost(w.store, { onEvent: (e) => e.type === "call" && heard.push([e.method, e.key, e.requests, e.outcome]) });
+    await rejects(Promise.resolve().then(() => listened.semaphore("api", { limit: 3 })), lib.InvalidArgument, "ttl required");
+    await rejects(Promise.resolve().then(() => listened.counter("hits", { shards: "4" })), lib.InvalidArgument, "shards a number");
+    eq(heard, [["semaphore", "api", 0, "INVALID_ARGUMENT"], ["counter", "hits", 0, "INVALID_ARGUMENT"]], "the refusals' events");
     // Judged when the handle is made where the wasm is loaded, else at the first call: either way, refused.
     await rejects(Promise.resolve().then(() => w.db.semaphore("api", { limit: 0, ttl: 30 }).acquire()), lib.InvalidArgument, "limit >= 1");
     for (const limit of [-1, 2 ** 32 + 1]) {
@@ -919,6 +925,22 @@ export function cases(env) {
     })().catch((e) => e);
     assert(caught === reason, `an abort stops it with the signal's reason: ${caught}`);
     await rejects(Promise.resolve().then(() => db.watch("flags", { interval: 0 }).next()), lib.InvalidArgument, "interval >= 0.05");
+    // Leaving the loop while a poll waits is no failure: its call event says "ok" (an abort's, ABORTED).
+    const outcomes = [];
+    const heard = new lib.Fencepost(store, { onEvent: (e) => e.type === "call" && outcomes.push(e.outcome) });
+    const left = heard.watch("flags", { interval: 0.05 });
+    await left.next();
+    const waiting = left.next();
+    await sleep(120);
+    await left.return();
+    eq(await waiting, { done: true, value: undefined }, "the waiting next() ends the loop");
+    const stopper = new AbortController();
+    const aborted = heard.watch("flags", { interval: 0.05, signal: stopper.signal });
+    await aborted.next();
+    const cut = aborted.next();
+    setTimeout(() => stopper.abort(reason), 50);
+    eq(await cut.catch((e) => e), reason, "an abort rejects with its reason");
+    eq(outcomes, ["ok", "ok", "ok", "ABORTED"], "the events: left is ok, aborted is ABORTED");
   });
 
   test("objects.get with ifNoneMatch: notModified while unchanged (1 request, reported as a 304), the object once changed", async () => {
