@@ -23,7 +23,7 @@ function failure(message, retryable, cause, code, status) {
 
 /** A store error as the core reads it: retried when the store says `retryable: true`. @param {any} e */
 function fromThrown(e) {
-  const message = e instanceof Error ? e.message : String(e);
+  const message = typeof e?.message === "string" ? e.message : String(e);
   const code = typeof e?.code === "string" ? e.code : undefined;
   const status = typeof e?.status === "number" ? e.status : undefined;
   return failure(message, e?.retryable === true, e, code, status);

@@ -1,7 +1,7 @@
 // Layer 0 on its own: conditional get / put / delete / list / waitFor on raw bytes. What the core
 // hands back as arrays gets its field names here.
 
-import { InvalidArgument } from "./errors.js";
+import { InvalidArgument, StorageError } from "./errors.js";
 import { SIGNAL_ONLY, isA, options, string } from "./options.js";
 import { handleClasses, run } from "./binding.js";
 import { checked } from "./events.js";
@@ -10,6 +10,8 @@ import { queuedIterator } from "./iterator.js";
 const GET_OPTIONS = /** @type {const} */ ({ ifNoneMatch: "string", signal: "signal" });
 const PUT_OPTIONS = /** @type {const} */ ({ ifAbsent: "boolean", ifMatch: "string", signal: "signal" });
 const ENTRIES_OPTIONS = /** @type {const} */ ({ startAfter: "string", signal: "signal" });
+/** Pages a listing follows at most (as the core's listings): a store past it is broken. */
+const MAX_LIST_PAGES = 100_000;
 const WAIT_OPTIONS = /** @type {const} */ ({ timeout: "number", pollInterval: "number", changedFrom: "string", signal: "signal" });
 
 /** Layer 0: conditional get / put / delete / list / waitFor on raw bytes. */
@@ -92,8 +94,13 @@ export class Objects {
     let cursor;
     /** The last key handed out: the core drops what a later page repeats or puts before it. @type {string | undefined} */
     let after;
+    let pages = 0;
     return queuedIterator(async () => {
       while (at === page.length) {
+        // Cursors that go round in a circle (a broken store) end the listing as every listing's do.
+        if (pages++ === MAX_LIST_PAGES) {
+          throw new StorageError(`LIST ${JSON.stringify(prefix ?? "")}: still truncated after ${MAX_LIST_PAGES} pages`, { s3Code: "MalformedResponse" });
+        }
         if (o === undefined) {
           o = checked(db, "objects.entries", prefix ?? "", () => {
             if (prefix !== undefined && prefix !== null) string(prefix, "prefix");

@@ -148,9 +148,18 @@ async fn run_checks(store: &dyn ObjectStore, space: &str) -> Result<Vec<Check>> 
     check("write tokens round-trip", true, ok, detail);
 
     // Listing.
-    let listed = store.list_page(space, None, None).await.map_err(storage)?;
-    let ok = listed.entries.iter().any(|e| e.key == key("token"));
-    let detail = format!("{} objects listed under the check's prefix", listed.entries.len());
+    // Every page (a store may page after any number of keys; the check wrote fewer than 1,000).
+    let (mut listed, mut ok, mut cursor) = (0, false, None);
+    for _ in 0..1000 {
+        let page = store.list_page(space, None, cursor.as_deref()).await.map_err(storage)?;
+        listed += page.entries.len();
+        ok |= page.entries.iter().any(|e| e.key == key("token"));
+        cursor = page.next;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    let detail = format!("{listed} objects listed under the check's prefix");
     check("a written key is listed", true, ok, detail);
 
     // Conditional DELETE (informational: prune re-reads where it is missing).

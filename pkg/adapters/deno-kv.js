@@ -52,12 +52,14 @@ const TRANSIENT_NAMES = new Set(["Interrupted", "TimedOut", "ConnectionReset", "
   "NotConnected", "BrokenPipe", "UnexpectedEof", "Busy", "Http"]);
 /** Messages of transient failures from SQLite or a remote database. */
 const TRANSIENT_MESSAGE = /database is locked|sqlite_busy|\bbusy\b|timed out|timeout|temporarily|unavailable|try again/i;
+/** SQLite refusing a transaction for another connection's: nothing of it was written. */
+const LOCKED = /database is locked|sqlite_busy/i;
 /** Errors Deno throws before sending anything, or for a database it cannot use: never transient. */
 const REFUSALS = new Set(["TypeError", "RangeError", "BadResource", "PermissionDenied", "NotCapable", "NotSupported"]);
 
-/** An error the core reads: `retryable`, and a `code` it keeps. @param {string} message @param {boolean} retryable @param {unknown} [cause] @param {string} [code] */
-function storeError(message, retryable, cause, code) {
-  return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { retryable, ...(code && { code }) });
+/** An error the core reads: `retryable`, and a `code` and `status` it keeps. @param {string} message @param {boolean} retryable @param {unknown} [cause] @param {string} [code] @param {number} [status] */
+function storeError(message, retryable, cause, code, status) {
+  return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { retryable, ...(code && { code }), ...(status && { status }) });
 }
 
 /** What Deno KV threw, as a store error: the limits named, transient failures retryable. @param {unknown} e @param {string} key */
@@ -73,7 +75,10 @@ function fromKv(e, key) {
   // The message first: Deno throws SQLite's "database is locked" (another process or handle
   // writing the file) as a TypeError, which would otherwise read as a refused argument.
   const retryable = TRANSIENT_MESSAGE.test(message) || (!REFUSALS.has(name) && TRANSIENT_NAMES.has(name));
-  return storeError(`Deno KV: ${message}`, retryable, e, name && name !== "Error" ? name : undefined);
+  // SQLite's "locked" or "busy" refuses a transaction before it commits anything: as a 503, the
+  // core retries the write without reading it back (which other writers could leave unproven).
+  const status = LOCKED.test(message) ? 503 : undefined;
+  return storeError(`Deno KV: ${message}`, retryable, e, name && name !== "Error" ? name : undefined, status);
 }
 
 /** A write over the value limit. @param {string} key @param {number | undefined} bytes @param {unknown} [cause] */

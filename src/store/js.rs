@@ -79,7 +79,8 @@ impl JsStore {
     }
 
     /// What the JS layer threw, as the retry layer needs it: retryable (a write may have landed,
-    /// so it is read back first) or not (refused; its `code` and `status` kept).
+    /// so it is read back first — unless its status is 429 or 503, which say, as S3's do, that it
+    /// was refused before anything was applied) or not (refused; its `code` and `status` kept).
     fn failure(&self, method: &str, write: bool, thrown: &JsValue) -> StoreError {
         let failure: &HostFailure = thrown.unchecked_ref();
         let message = if thrown.is_object() { failure.message().as_string() } else { thrown.as_string() };
@@ -87,12 +88,13 @@ impl JsStore {
         if !thrown.is_object() {
             return StoreError::new(FailureKind::Fatal, None, None, message);
         }
+        let status = failure.status().as_f64().filter(|s| (100.0..=599.0).contains(s)).map(|s| s as u16);
         let kind = match (failure.retryable().as_bool(), write) {
+            (Some(true), true) if matches!(status, Some(429 | 503)) => FailureKind::Transient,
             (Some(true), true) => FailureKind::Indeterminate,
             (Some(true), false) => FailureKind::Transient,
             _ => FailureKind::Fatal,
         };
-        let status = failure.status().as_f64().filter(|s| (100.0..=599.0).contains(s)).map(|s| s as u16);
         StoreError::new(kind, failure.code().as_string().as_deref(), status, message)
     }
 

@@ -87,17 +87,47 @@ describe("node / a store of one's own that lists out of order", () => {
   });
 });
 
+describe("node / a store of one's own: paging, refusals before anything applied, thrown objects", () => {
+  test("checkStore follows a listing's pages (a store paging after 1 key passes)", async () => {
+    const report = await lib.checkStore(lib.customStore(mapStoreImpl({ pageSize: 1 })));
+    if (!report.ok) throw new Error(JSON.stringify(report.checks.filter((c) => !c.ok)));
+  });
+  test("a write refused with status 503 (or 429) is retried without a read-back; a thrown object's message is kept", async () => {
+    const impl = /** @type {any} */ (mapStoreImpl());
+    const [put, get] = [impl.put.bind(impl), impl.get.bind(impl)];
+    let refusals = 1;
+    let reads = 0;
+    impl.put = async (...a) => {
+      if (refusals-- > 0) throw { retryable: true, status: 503, code: "Locked", message: "database is locked" };
+      return put(...a);
+    };
+    impl.get = async (...a) => (reads++, get(...a));
+    const db = new lib.Fencepost(lib.customStore(impl), { retry: { baseDelay: 0.001, maxDelay: 0.002 } });
+    const won = await db.claim("k", 1);
+    if (!won.won || reads !== 0) throw new Error(`won ${won.won} after ${reads} read-backs`);
+    refusals = 100;
+    const e = await db.claim("j", 1).catch((err) => err);
+    if (!(e instanceof lib.StorageError) || e instanceof lib.AmbiguousWriteError || !e.message.includes("database is locked") || e.status !== 503) {
+      throw new Error(`refused throughout: ${e?.name} ${e?.message}`);
+    }
+  });
+});
+
 describe("node / a store whose cursors go round in a circle", () => {
-  test("prune and list fail with a MalformedResponse StorageError", async () => {
+  test("prune, list and entries fail with a MalformedResponse StorageError", async () => {
     const old = Date.now() - 3_600_000;
     const store = lib.customStore({
       get: () => null,
       put: () => ({ etag: "e" }),
       delete: () => true,
-      list: (prefix, { cursor }) => ({ entries: [], cursor: cursor === "c1" ? "c0" : "c1", lastModified: old }),
+      // A page of one key each time, the same key: nothing new reaches an entries loop either.
+      list: (prefix, { cursor }) => ({ entries: [{ key: `${prefix}a`, etag: "e", size: 1, lastModified: old }], cursor: cursor === "c1" ? "c0" : "c1" }),
     });
     const db = new lib.Fencepost(store);
-    for (const call of [() => db.prune("p/", { olderThan: 0, dryRun: true }), () => db.objects.list("p/")]) {
+    const entries = async () => {
+      for await (const e of db.objects.entries("p/")) if (e.key !== "p/a") throw new Error(`listed ${e.key}`);
+    };
+    for (const call of [() => db.prune("p/", { olderThan: 0, dryRun: true }), () => db.objects.list("p/"), entries]) {
       const e = await call().catch((err) => err);
       if (!(e instanceof lib.StorageError) || e.s3Code !== "MalformedResponse") throw new Error(`${e}`);
     }
