@@ -21,7 +21,7 @@ import { Fencepost, InvalidArgument, s3Store, azureStore, gcsStore, checkStore }
 // shipped command line is dist/cli.js, one folder below package.json.
 import packageJson from "./package.json" with { type: "json" };
 import { SECRETS, UsageError, commandHelp, mainHelp, parse, parseDuration, shortHelp } from "./cli/usage.js";
-import { brokeLine, checkLine, entryLine, fingerprint, jsonLine, listLine, record, showLines, standing } from "./cli/format.js";
+import { brokeLine, checkLine, entryLine, fingerprint, jsonLine, listLine, record, showLines, shown, standing } from "./cli/format.js";
 
 /** @typedef {Record<string, string | boolean | undefined>} Flags */
 /** @typedef {{endpoint: string, bucket: string}} Where what error messages may name (never a credential) */
@@ -373,7 +373,7 @@ async function prune(/** @type {Fencepost} */ db, /** @type {string[]} */ [prefi
     out(jsonLine({ prefix, olderThan, dryRun, deleted, kept, keys }));
     return 0;
   }
-  for (const key of keys) out(`${dryRun ? "would delete" : "deleted"} ${key}`);
+  for (const key of keys) out(`${dryRun ? "would delete" : "deleted"} ${shown(key)}`);
   const under = `under "${prefix}" older than ${flags["older-than"]}`;
   out(dryRun
     ? `dry run: would delete ${deleted} object(s) ${under}, keep ${kept}; nothing deleted (pass --yes to delete)`
@@ -481,7 +481,9 @@ async function main(/** @type {string[]} */ argv) {
     if (timeout <= 0) throw new UsageError("--timeout must be more than 0 seconds", command);
     const settings = await storeSettings(flags, command);
     where = settings.kind === "s3" ? { endpoint: settings.options.endpoint, bucket: settings.options.bucket } : settings.where;
-    const db = new Fencepost(openStore(settings, timeout), { retry: { maxAttempts: 3 } });
+    // Leases are judged (held or not, by ls --held, show, prune) in the store's time, not by the
+    // operator's clock, which may be minutes off the workers' and would show a live lease expired.
+    const db = new Fencepost(openStore(settings, timeout), { retry: { maxAttempts: 3 }, clock: "store" });
     return await RUN[command](db, args, flags);
   } catch (e) {
     const [line, status] = describe(e, where);

@@ -49,8 +49,6 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
     }
     // Everything under a reserved prefix is CairnDB's engine's, which shares the bucket.
     crate::codec::keys::reserved_check(prefix, "prune prefix")?;
-    let now = objects.now()?;
-    let cutoff = now.plus_secs(-older_than);
     let conditional = objects.conditional_delete();
     let mut out = Pruned::default();
     let mut cursor: Option<String> = None;
@@ -58,6 +56,9 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
     // synchronous one would otherwise hold the thread for good.
     for _ in 0..crate::store::MAX_LIST_PAGES {
         let page = objects.entries_page(prefix, None, cursor.as_deref()).await?;
+        // Judged after the page's answer: under the store clock the first answer is what sets the
+        // clock, and a cutoff taken before it would be the local clock's (minutes off, perhaps).
+        let cutoff = objects.now()?.plus_secs(-older_than);
         for entry in page.entries {
             // Unknown age counts as recent: nothing is deleted on a guess. CairnDB's engine
             // objects (a prefix such as "" lists them too) are never fencepost's to delete.
@@ -66,7 +67,7 @@ pub(crate) async fn prune(objects: &Objects, prefix: &str, older_than: f64, dry_
                 out.kept += 1;
                 continue;
             }
-            match prune_one(objects, &entry.key, now, cutoff, dry_run, conditional).await {
+            match prune_one(objects, &entry.key, cutoff, dry_run, conditional).await {
                 Ok(true) => {}
                 Ok(false) => {
                     out.kept += 1;
@@ -100,16 +101,11 @@ fn stop_here(objects: &Objects, out: &Pruned, dry_run: bool) -> bool {
 
 /// Judge one old object on a fresh read and delete it: `false` when it is kept (gone, changed
 /// since the listing, or a held lease).
-async fn prune_one(
-    objects: &Objects,
-    key: &str,
-    now: Timestamp,
-    cutoff: Timestamp,
-    dry_run: bool,
-    conditional: bool,
-) -> Result<bool> {
+async fn prune_one(objects: &Objects, key: &str, cutoff: Timestamp, dry_run: bool, conditional: bool) -> Result<bool> {
     let Some(obj) = objects.read(key).await? else { return Ok(false) };
     // A lease document (as `inspect` recognises one: `LeaseDoc` parses it) that is held stays.
+    // Held as of this read's answer (the store clock's latest, under it).
+    let now = objects.now()?;
     let held = LeaseDoc::parse(key, &obj.body).is_ok_and(|doc| !doc.is_expired(now));
     if held || obj.last_modified.is_some_and(|at| at >= cutoff) {
         return Ok(false);

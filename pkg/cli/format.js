@@ -90,7 +90,20 @@ export function role(seen) {
  */
 export function entryLine(entry, now) {
   const age = entry.lastModified ? span((now - entry.lastModified.getTime()) / 1000) : "?";
-  return `${age.padStart(6)}  ${bytes(entry.size).padStart(9)}  ${entry.key}`;
+  return `${age.padStart(6)}  ${bytes(entry.size).padStart(9)}  ${shown(entry.key)}`;
+}
+
+/** Control characters (C0, DEL, C1) and the two line separators. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/**
+ * A key as a line shows it: as it is, or quoted with its control characters escaped (`"a\nb"`)
+ * when it has any. Keys other tools wrote may (fencepost's own cannot): printed raw, a newline
+ * would make one key two lines, and an escape sequence would reach the terminal as a command.
+ */
+export function shown(/** @type {string} */ key) {
+  if (!CONTROL.test(key)) return key;
+  return JSON.stringify(key).replace(new RegExp(CONTROL.source, "g"), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /**
@@ -117,7 +130,7 @@ export function listLine(seen, now, showHolders) {
  */
 export function showLines(seen, now, showHolders) {
   /** @type {[string, string][]} */
-  const rows = [["key", seen.key], ["kind", seen.kind], ["size", bytes(seen.size)], ["etag", seen.etag]];
+  const rows = [["key", shown(seen.key)], ["kind", seen.kind], ["size", bytes(seen.size)], ["etag", seen.etag]];
   const modified = seen.lastModified;
   rows.push(["last modified", modified ? `${modified.toISOString()} (${span((now - modified.getTime()) / 1000)} ago)` : "unknown"]);
   if (seen.lease) {

@@ -314,9 +314,13 @@ function parseArgsMessage(e, command) {
     const near = unknown[1].startsWith("--") && nearest(unknown[1].slice(2), takes);
     return `unknown flag ${unknown[1]}${near ? `; did you mean --${near}?` : ""}`;
   }
-  const flag = /^Option '([^' ]+)[^']*' (argument missing|argument is ambiguous|does not take an argument)/.exec(message);
+  // parseArgs names a flag with a short form as `-l, --long`: the long one is the name.
+  const flag = /^Option '(?:-[^-' ], )?([^' ]+)[^']*' (argument missing|argument is ambiguous|does not take an argument)/.exec(message);
   if (flag && Object.hasOwn(SECRETS, flag[1].slice(2))) return secretAdvice(flag[1].slice(2));
-  if (flag) return flag[2] === "does not take an argument" ? `${flag[1]} takes no value` : `${flag[1]} needs a value`;
+  if (flag?.[2] === "does not take an argument") return `${flag[1]} takes no value`;
+  // `--older-than -1s`: a value that starts with a dash reads as a flag unless given with `=`.
+  if (flag?.[2] === "argument is ambiguous") return `${flag[1]} needs a value (one that starts with "-" is given as ${flag[1]}=<value>)`;
+  if (flag) return `${flag[1]} needs a value`;
   return message.replace(/\s*\n\s*/g, " ");
 }
 

@@ -102,7 +102,7 @@ impl Objects {
                     attempt += 1;
                 }
                 // Fatal, or the budget is spent: report the store's own words.
-                Err(e) => return Err(stopped(Error::Storage(e.failure_at(request.object_key())), false)),
+                Err(e) => return Err(stopped(e.into_error(request.object_key()), false)),
             }
         }
     }

@@ -60,7 +60,7 @@ impl Objects {
             };
             match error.kind {
                 FailureKind::Fatal => {
-                    let refused = Stop::Refused(Error::Storage(error.failure_at(Some(key))));
+                    let refused = Stop::Refused(error.into_error(Some(key)));
                     return self.conclude(key, &precondition, &meta, base, refused, unanswered).await;
                 }
                 FailureKind::Indeterminate if mutation::on(Mutation::SkipReadBack) => {}
@@ -82,7 +82,7 @@ impl Objects {
                 self.conclude(key, &precondition, &meta, base, Stop::Lost, unanswered).await
             }
             Some(e) => {
-                let refused = Stop::Refused(Error::Storage(e.failure_at(Some(key))));
+                let refused = Stop::Refused(e.into_error(Some(key)));
                 self.conclude(key, &precondition, &meta, base, refused, unanswered).await
             }
             None => Err(Error::invalid("retry budget allows no attempt")),

@@ -282,6 +282,21 @@ impl StoreError {
     pub(crate) fn failure_at(self, key: Option<&str>) -> crate::base::error::StorageFailure {
         crate::base::error::StorageFailure { key: key.map(str::to_owned), ..self.into_failure() }
     }
+
+    /// The caller's error for a request about `key` that the store refused. A key the store calls
+    /// too long (S3's `KeyTooLongError`) is the caller's key refused, an `InvalidArgument`, as the
+    /// key rules' own refusals are: SeaweedFS, by default, takes no path segment over 255 bytes,
+    /// though the whole key is within the 1024 bytes the rules allow.
+    pub(crate) fn into_error(self, key: Option<&str>) -> crate::base::error::Error {
+        if self.code.as_deref() == Some("KeyTooLongError") {
+            let bytes = key.map_or(0, str::len);
+            return crate::base::error::Error::invalid(format!(
+                "the store refused the key ({bytes} bytes) as too long: {} (SeaweedFS, for one, takes no path segment over 255 bytes unless its filer's max_file_name_length is raised)",
+                self.message
+            ));
+        }
+        crate::base::error::Error::Storage(self.failure_at(key))
+    }
 }
 
 pub type StoreResult<T> = std::result::Result<T, StoreError>;

@@ -178,6 +178,20 @@ test("clock: 'store' — a client 10 minutes fast does not steal; one 10 minutes
   await mine.release();
 });
 
+test("clock: 'store' — a Fencepost's first call, a prune, judges by the store's time", { skip }, async () => {
+  putsMode("pass");
+  const prefix = freshPrefix("lifecycle");
+  const honest = new lib.Fencepost(store({ prefix, direct: true }), { retry });
+  const held = await honest.lease("jobs/held", { ttl: 600 });
+  await honest.objects.put("jobs/fresh", new Uint8Array([1]));
+  // 14 minutes fast, and no request made yet: the listing's answer is the first word of the store's time.
+  const fast = new lib.Fencepost(store({ prefix, direct: true }), { retry, clock: "store", now: () => Date.now() + 14 * 60_000 });
+  const pruned = await fast.prune("jobs/", { olderThan: 600 });
+  assert.deepEqual([pruned.deleted, pruned.kept], [0, 2], JSON.stringify(pruned));
+  await held.renew();
+  await held.release();
+});
+
 test("a request that provably was never sent (connection refused) is a StorageError, not ambiguous", async () => {
   // A port nothing listens on: every attempt is refused before a byte is sent.
   const probe = http.createServer();

@@ -1070,3 +1070,17 @@ fn config_from_the_aws_environment() {
         "the command line's variables first"
     );
 }
+
+#[test]
+fn a_key_the_store_calls_too_long_is_an_invalid_argument() {
+    // SeaweedFS refuses a path segment over 255 bytes, though the key is within the key rules.
+    let too_long = || Ok(response(400, &[], &error_xml("KeyTooLongError", "Your key is too long")));
+    let (store, _) = store_answering(vec![too_long(), too_long()]);
+    let db = crate::Fencepost::from_shared(store, crate::Options::default()).unwrap();
+    let key = "x".repeat(300);
+    let err = block_on(db.claim_value(&key, serde_json::Value::Null)).unwrap_err();
+    assert!(matches!(err, crate::Error::InvalidArgument(_)), "{err:?}");
+    assert!(err.to_string().contains("255 bytes"), "{err}");
+    let err = block_on(db.objects().get(&key)).unwrap_err();
+    assert!(matches!(err, crate::Error::InvalidArgument(_)), "{err:?}");
+}
