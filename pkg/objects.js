@@ -96,6 +96,9 @@ export class Objects {
     let after;
     let pages = 0;
     return queuedIterator(async () => {
+      // Aborted between steps: nothing is in flight, so the step rejects with the signal's reason,
+      // even one the page at hand could answer (and that ends the listing).
+      if (o?.signal?.aborted) throw o.signal.reason;
       while (at === page.length) {
         // Cursors that go round in a circle (a broken store) end the listing as every listing's do.
         if (pages++ === MAX_LIST_PAGES) {

@@ -509,6 +509,19 @@ export function cases(env) {
     const none = [];
     for await (const e of w.db.objects.entries("nothing/")) none.push(e);
     eq(none, [], "an empty prefix lists nothing");
+    // An abort between steps ends the listing at the next one, even one the page at hand could
+    // answer: nothing is in flight, so it rejects with the signal's reason (and lists no more).
+    const controller = new AbortController();
+    const reason = new Error("enough");
+    const listing = w.db.objects.entries("many/", { signal: controller.signal });
+    eq((await listing.next()).value.key, keys[0], "the first entry");
+    w.counts();
+    controller.abort(reason);
+    let got = null;
+    try { await listing.next(); } catch (e) { got = e; }
+    assert(got === reason, `the signal's reason (${got})`);
+    eq((await listing.next()).done, true, "then it is over");
+    eq(w.counts(), w.req(0, 0, 0, 0), "no request after the abort");
   });
 
   test("operate: breakLease fences the stuck holder (LeaseLost, reason stolen), reports it, and the next epoch is higher; 2 requests", async () => {
