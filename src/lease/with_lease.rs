@@ -146,6 +146,10 @@ where
         _ => lease.clone(),
     };
     let ended = match (outcome, lease.lost()) {
+        // `f` failed after the lease was lost, and its failure was to be recorded (`once`): it
+        // cannot be, as another holder has the key, so the call says so with `LeaseLost`, as when
+        // `f` succeeded. (`withLease` and `withPermit` record nothing: `f`'s own error.)
+        (Err(e), Some(lost)) if finish(Err(&e)).is_some() => ours(lost),
         (Err(e), _) => {
             if !lease.ended().is_cancelled() {
                 let _ = releasing.release_value(finish(Err(&e))).await;

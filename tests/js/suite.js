@@ -767,6 +767,19 @@ export function cases(env) {
     assert(bad.error.message.includes("BigInt") && !bad.error.message.startsWith("invalid argument"), `recorded message: ${bad.error.message}`);
   });
 
+  test("once: a run whose lease is lost rejects with LeaseLost, even when fn then throws its own error; no failure is recorded", async () => {
+    const w = world(env);
+    const own = new Error("stopped on my own");
+    const lost = await w.db.once("taken", async (signal) => {
+      await w.peer().breakLease("taken");
+      // Keep-alive (every 0.1 s) finds the lease broken and aborts the signal; fn stops with an error of its own.
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      throw own;
+    }, { ttl: 0.3 }).catch((e) => e);
+    assert(lost instanceof lib.LeaseLost, `LeaseLost: ${lost}`);
+    eq(await record(w, "taken"), { status: "running", attempt: 1 }, "the key is the breaker's: no failure written over it");
+  });
+
   test("events: a fencepost error thrown through a callback is the call's outcome; any other error is CALLBACK", async () => {
     const w = world(env);
     const outcomes = [];
