@@ -17,7 +17,7 @@ use crate::codec::json::{self, checked};
 use crate::objects::Objects;
 use crate::objects::Written;
 use crate::objects::events::Call;
-use crate::objects::transition::Transition;
+use crate::objects::transition::{Transition, settle};
 use crate::objects::versions::Version;
 
 /// See [`Doc::DEFAULT_MAX_ATTEMPTS`].
@@ -238,7 +238,7 @@ pub(crate) async fn update(
     let mut attempts = max_attempts;
     if let Some(last) = objects.versions().take(key) {
         attempts = attempts.saturating_sub(1).max(1);
-        let next = checked(f(last.value).await?)?;
+        let next = settle(objects, f(last.value)).await?;
         let body = json::to_canonical(&next);
         let written = if mutation::on(Mutation::TrustRememberedVersion) {
             objects.overwrite(key, &body, &last.meta).await?
@@ -255,7 +255,7 @@ pub(crate) async fn update(
         let (next, body, written) = match current {
             Some(obj) => {
                 let value = json::parse(&obj.body).map_err(|m| Error::corrupt(key, m))?;
-                let next = checked(f(value).await?)?;
+                let next = settle(objects, f(value)).await?;
                 let body = json::to_canonical(&next);
                 let written = objects.replace(key, &body, &obj.etag, &obj.meta).await?;
                 (next, body, written)
@@ -264,7 +264,7 @@ pub(crate) async fn update(
                 let Some(initial) = create.clone() else {
                     return Err(Error::NotFound { key: key.to_owned() });
                 };
-                let next = checked(f(initial).await?)?;
+                let next = settle(objects, f(initial)).await?;
                 let body = json::to_canonical(&next);
                 let written = objects.create(key, &body).await?;
                 (next, body, written)

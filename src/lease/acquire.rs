@@ -6,11 +6,10 @@ use serde_json::{Map, Value};
 
 use super::{Lease, LeaseDoc, LeaseOptions, MAX_EPOCH};
 use crate::base::error::{Error, Result};
-use crate::codec::json::checked;
 use crate::codec::token::random_token;
 use crate::objects::Objects;
 use crate::objects::events::LeaseAction;
-use crate::objects::transition::Transition;
+use crate::objects::transition::{Transition, settle};
 use crate::time::Timestamp;
 
 /// Rounds of "lost the race, read again" before acquisition reports a conflict.
@@ -162,7 +161,7 @@ async fn try_acquire(
             }
         };
         let state = match state_fn.as_deref_mut() {
-            Some(f) => checked(f(prior_state).await?)?,
+            Some(f) => settle(objects, f(prior_state)).await?,
             None => prior_state,
         };
         if let Some(deadline) = held {
@@ -211,7 +210,7 @@ pub(crate) async fn cooperative_write(objects: &Objects, key: &str, f: &mut Tran
     for _ in 0..COOPERATIVE_ATTEMPTS {
         let Some(obj) = objects.read(key).await? else { return Ok(None) };
         let mut doc = LeaseDoc::parse(key, &obj.body)?;
-        doc.state = checked(f(doc.state).await?)?;
+        doc.state = settle(objects, f(doc.state)).await?;
         if objects.replace(key, &doc.encode(), &obj.etag, &obj.meta).await?.is_some() {
             return Ok(Some(doc.state));
         }

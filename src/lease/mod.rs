@@ -42,7 +42,7 @@ use crate::base::error::{Error, LostReason, Result};
 use crate::codec::json::{self, checked};
 use crate::objects::Objects;
 use crate::objects::events::{Call, Event, LeaseAction};
-use crate::objects::transition::Transition;
+use crate::objects::transition::{Transition, settle};
 use crate::store::{StoredObject, WriteMeta};
 use crate::time::Timestamp;
 
@@ -462,10 +462,13 @@ impl<T> Lease<T> {
     /// cooperative write). Returns the state written.
     #[doc(hidden)]
     pub async fn update_state_value(&self, f: &mut Transition<'_>) -> Result<Value> {
+        let objects = &self.objects;
         self.guarded_write("lease.updateState", &mut |v: &View| {
             let (state, deadline_at) = (v.state.clone(), v.deadline_at);
             let next = f(state);
-            Box::pin(async move { Ok(Proposal { keep_holder: true, deadline_at, state: checked(next.await?)? }) })
+            Box::pin(
+                async move { Ok(Proposal { keep_holder: true, deadline_at, state: settle(objects, next).await? }) },
+            )
         })
         .await
     }

@@ -21,6 +21,17 @@ pub type Transition<'a> = dyn FnMut(Value) -> BoxFuture<'a, Result<Value>> + Sen
 #[cfg(target_arch = "wasm32")]
 pub type Transition<'a> = dyn FnMut(Value) -> BoxFuture<'a, Result<Value>> + 'a;
 
+/// What a transition's call (`f(value)`) settles to, under `objects`' cancel, checked as JSON a
+/// document can hold. A cancel while it is pending answers at once with the cancel's reason (the
+/// loop stops there: nothing is written); the caller's function runs on, unheard.
+pub(crate) async fn settle(objects: &super::Objects, next: BoxFuture<'_, Result<Value>>) -> Result<Value> {
+    let out = match objects.cancel() {
+        Some(cancel) => cancel.run(next).await?,
+        None => next.await,
+    };
+    json::checked(out?)
+}
+
 /// Wrap a synchronous closure as a [`Transition`] (the usual case in Rust).
 pub fn transition<'a>(
     mut f: impl FnMut(Value) -> Result<Value> + crate::base::sync::MaybeSend + 'a,

@@ -52,8 +52,9 @@ impl Timestamp {
 
     /// `self + secs`, saturating instead of overflowing on absurd inputs.
     pub fn plus_secs(self, secs: f64) -> Self {
-        let delta = (secs * 1_000_000.0).round();
-        let delta = if delta.is_finite() { delta.clamp(i64::MIN as f64, i64::MAX as f64) as i64 } else { 0 };
+        // `as` saturates: seconds too many to count in microseconds (over about 1.8e302, whose
+        // product is infinite) are the farthest time either way, never no time at all (NaN: 0).
+        let delta = (secs * 1_000_000.0).round() as i64;
         Timestamp(self.0.saturating_add(delta))
     }
 
@@ -244,6 +245,18 @@ pub enum ClockSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plus_secs_saturates_at_any_size() {
+        let now = Timestamp(1_767_225_600_000_000);
+        assert_eq!(now.plus_secs(1.5), Timestamp(1_767_225_601_500_000));
+        // Seconds whose count in microseconds is infinite are the farthest time, not no time.
+        for secs in [1.8e302, 1e308, f64::INFINITY] {
+            assert_eq!(now.plus_secs(secs), Timestamp(i64::MAX), "{secs}");
+            assert_eq!(now.plus_secs(-secs), Timestamp(now.0 + i64::MIN), "{secs}");
+        }
+        assert_eq!(now.plus_secs(f64::NAN), now);
+    }
 
     #[test]
     fn formats_with_microseconds() {

@@ -372,6 +372,37 @@ export function cases(env) {
     assert(e2?.name === "TimeoutError" && !(e2 instanceof lib.FencepostError), `AbortSignal.timeout's reason: ${e2}`);
   });
 
+  test("lifecycle: an abort while a transition's promise is pending answers at once; nothing is written", async () => {
+    const w = world(env);
+    await w.db.doc("d").update(() => 1, { create: 0 });
+    const lease = await w.db.lease("job", { ttl: 30, stateFn: () => ({ step: 1 }) });
+    let release = () => {};
+    const slow = () => new Promise((resolve) => (release = () => resolve("late")));
+    const reason = new Error("enough");
+    for (const call of [
+      (signal) => w.db.doc("d").update(slow, { signal }),
+      (signal) => w.db.doc("d").update(slow, { signal, fresh: true }),
+      (signal) => lease.updateState(slow, { signal }),
+      (signal) => w.db.cooperativeWrite("job", slow, { signal }),
+      (signal) => w.db.lease("other", { ttl: 30, stateFn: slow, signal }),
+    ]) {
+      const controller = new AbortController();
+      const pending = call(controller.signal);
+      await sleep(20);
+      const t0 = Date.now();
+      controller.abort(reason);
+      const got = await pending.catch((e) => e);
+      assert(got === reason, `rejected with the reason: ${got}`);
+      assert(Date.now() - t0 < 250, `at once (${Date.now() - t0} ms)`);
+      release();
+    }
+    await sleep(20);
+    eq((await w.db.doc("d").get()).value, 1, "the doc as it was");
+    eq(JSON.parse(await w.text("job")).state, { step: 1 }, "the lease's state as it was");
+    eq(await w.raw.get("other"), null, "no lease taken");
+    await lease.release();
+  });
+
   // ------------------------------------------------------------------ operating fencepost
   test("operate: inspect tells a lease (its period judged now), a JSON value, bytes; null when absent; 1 request", async () => {
     const w = world(env);
@@ -567,6 +598,8 @@ export function cases(env) {
     eq(await db.objects.list("ticks/"), ["ticks/held-job", "ticks/recent"], "the held lease and the recent claim stay");
     assert(await db.objects.get("other/old"), "outside the prefix: untouched");
     await held.renew(); // the held lease is intact
+    // Seconds too many to count in microseconds are an age nothing has, not no age at all.
+    eq((await db.prune("ticks/", { olderThan: 1.8e302 })).deleted, 0, "nothing is that old");
     await rejects(db.prune("ticks/", {}), lib.InvalidArgument, "olderThan is required");
   });
 
