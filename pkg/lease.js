@@ -241,6 +241,8 @@ export class Lease {
   #keeper;
   /** A keep-alive told to stop and still settling (see `keepAlive`). @type {Promise<unknown> | undefined} */
   #stopping;
+  /** Calls through the handle still on their way: a keep-alive starts from the view they leave. @type {Set<Promise<unknown>>} */
+  #inFlight = new Set();
 
   /** @internal */
   constructor(/** @type {Db} */ db, /** @type {Snapshot} */ snapshot, /** @type {symbol} */ token,
@@ -334,7 +336,9 @@ export class Lease {
    * @param {import("./binding.js").Reply} r @param {LeaseLost} [lost]
    */
   #learn(r, lost = undefined) {
-    if (r.lease !== undefined) {
+    // Once the period is over, the handle keeps its view from the end (a live entry let go of
+    // later may hold an older one).
+    if (r.lease !== undefined && this.#ended === undefined) {
       const s = /** @type {SnapshotTexts} */ (SNAPSHOTS.get(this));
       s.text = r.lease;
       s.parsed = undefined;
@@ -377,7 +381,15 @@ export class Lease {
    */
   async #call(op, c) {
     if (this.#ended !== undefined) throw refused(this.#db, `lease.${op}`, this.key, thrownHere(this.#endedError()));
-    const r = await run(`lease.${op}`, this.#db, this.#naming(c));
+    const call = run(`lease.${op}`, this.#db, this.#naming(c));
+    this.#inFlight.add(call);
+    /** @type {import("./binding.js").Reply} */
+    let r;
+    try {
+      r = await call;
+    } finally {
+      this.#inFlight.delete(call);
+    }
     const e = r.failure === undefined ? undefined : fromFailure(r.failure);
     const lost = e instanceof LeaseLost ? e : undefined;
     // A call that settles after the handle learnt of its period's end (a renew racing a release)
@@ -477,7 +489,10 @@ export class Lease {
         await settled;
       },
     };
-    const stopping = this.#stopping;
+    // After the last keep-alive has settled, and after the calls on their way: a call made from
+    // the handle's snapshot takes the core's copy of the period with it, and a keep-alive started
+    // meanwhile would renew from the view before that call (a release or a write it never hears of).
+    const stopping = this.#stopping ?? this.#quiet();
     if (stopping === undefined) {
       this.#run(keeper, run, every); // a refusal (a bad interval, a period over) throws here
     } else {
@@ -499,6 +514,14 @@ export class Lease {
       });
     }
     return (this.#keeper = keeper);
+  }
+
+  /** Settles once no call through the handle is on its way; undefined when none is. */
+  #quiet() {
+    if (this.#inFlight.size === 0) return undefined;
+    return (async () => {
+      while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    })();
   }
 
   /**

@@ -288,6 +288,28 @@ export function cases(env) {
     assert(bad instanceof lib.InvalidArgument, `every >= ttl is refused at once: ${bad}`);
   });
 
+  test("lifecycle: keepAlive started while a write or a release is on its way starts from what it leaves", async () => {
+    const store = env.makeStore();
+    const db = realDb(store);
+    const lease = await db.lease("job", { ttl: 2 });
+    const writing = lease.write({ step: 1 });
+    const keeper = lease.keepAlive({ every: 0.5 });
+    await writing;
+    const stored = JSON.parse(new TextDecoder().decode((await db.objects.get("job")).data));
+    eq([lease.state, lease.etag], [{ step: 1 }, (await db.objects.get("job")).etag], "the handle shows its write");
+    eq(stored.state, { step: 1 }, "written");
+    await sleep(700); // a renewal, from the written view
+    eq(lease.state, { step: 1 }, "renewed with the state written");
+    await keeper.stop();
+    const releasing = lease.release({ state: { done: true } });
+    const late = lease.keepAlive();
+    await releasing;
+    eq([lease.released, lease.state], [true, { done: true }], "released, as the release left it");
+    await late.stop();
+    eq([lease.released, lease.state], [true, { done: true }], "and it stays so");
+    assert(lease.signal.aborted && lease.signal.reason.reason === "released", `signal: ${lease.signal.reason}`);
+  });
+
   test("lifecycle: keep-alive that finds the lease taken aborts signal with LeaseLost", async () => {
     const store = env.makeStore();
     const db = realDb(store);
