@@ -44,10 +44,14 @@ impl Cancel {
     /// Fire with `reason`: every pending [`Cancel::cancelled`] future resolves with it, and every
     /// call bound to this cancel rejects with it (or settles its write first, see `objects`).
     pub fn cancel_with(&self, reason: Error) {
-        if self.is_cancelled() {
-            return;
+        {
+            // Checked and set under one lock: of two threads cancelling at once, one reason wins.
+            let mut first = self.inner.reason.lock();
+            if first.is_some() {
+                return;
+            }
+            *first = Some(reason.clone());
         }
-        *self.inner.reason.lock() = Some(reason.clone());
         // Take the lists out before waking: a woken task or a follower may touch this cancel.
         let waiters = std::mem::take(&mut *self.inner.waiters.lock());
         let followers = std::mem::take(&mut *self.inner.followers.lock());
@@ -119,6 +123,8 @@ impl Future for Cancelled {
         if let Some(reason) = self.cancel.reason() {
             return Poll::Ready(reason);
         }
+        #[cfg(test)]
+        tests::between_check_and_register();
         let inner = self.cancel.inner.clone();
         let mut waiters = inner.waiters.lock();
         match self.slot.and_then(|id| waiters.iter_mut().find(|(slot, _)| *slot == id)) {
@@ -129,6 +135,11 @@ impl Future for Cancelled {
                 waiters.push((id, cx.waker().clone()));
                 self.slot = Some(id);
             }
+        }
+        // Fired from another thread since the check above, its waiters maybe taken already (it
+        // sets the reason first): then this waker was never heard, so the answer is now.
+        if let Some(reason) = self.cancel.reason() {
+            return Poll::Ready(reason);
         }
         Poll::Pending
     }
@@ -149,6 +160,30 @@ mod tests {
     use super::*;
     use futures::executor::LocalPool;
     use futures::task::LocalSpawnExt;
+
+    thread_local! {
+        /// Run by the next `Cancelled::poll` between its check of the reason and its waker's
+        /// registration: where another thread's cancel can land.
+        static BETWEEN: std::cell::RefCell<Option<Box<dyn FnOnce()>>> = const { std::cell::RefCell::new(None) };
+    }
+
+    pub(super) fn between_check_and_register() {
+        if let Some(f) = BETWEEN.with(|b| b.borrow_mut().take()) {
+            f();
+        }
+    }
+
+    /// A cancel landing between a poll's check and its waker's registration (from another thread,
+    /// on a multi-threaded runtime) is answered by that poll: no waker is left unheard.
+    #[test]
+    fn a_cancel_between_check_and_register_is_answered() {
+        let cancel = Cancel::new();
+        let fire = cancel.clone();
+        BETWEEN.with(|b| *b.borrow_mut() = Some(Box::new(move || fire.cancel())));
+        let mut cancelled = Box::pin(cancel.cancelled());
+        let polled = cancelled.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        assert!(matches!(polled, Poll::Ready(Error::Aborted)), "{polled:?}");
+    }
 
     #[test]
     fn first_reason_wins_and_reaches_every_waiter() {

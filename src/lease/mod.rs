@@ -91,7 +91,8 @@ impl<T> LeaseOptions<T> {
     /// `LeaseOptions<Job>`, whose leases start from a default `Job`. A later acquisition keeps
     /// the state it finds.
     pub fn initial_state<U: Serialize>(self, state: U) -> LeaseOptions<U> {
-        let json = serde_json::to_value(&state)
+        // As every typed value is: NaN and the infinities refused, not written as `null`.
+        let json = crate::codec::json::to_value(&state)
             .map_err(|e| Error::invalid(format!("the initial lease state does not serialize as JSON: {e}")));
         LeaseOptions { initial_state: Some(json), ..self.state_type() }
     }

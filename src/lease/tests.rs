@@ -429,3 +429,20 @@ fn break_lease_fences_the_stuck_holder_and_the_next_epoch_is_higher() {
     let nothing = sim.spawn(async move { db.break_lease("nothing").await });
     assert!(sim.run_until_done(&nothing, 1.0).unwrap().is_none());
 }
+
+#[test]
+fn an_initial_state_that_is_not_json_is_refused_and_nothing_is_written() {
+    let mut sim = Sim::new();
+    let db = sim.db();
+    for state in [f64::NAN, f64::INFINITY] {
+        let got = sim.block({
+            let db = db.clone();
+            async move { db.lease("nan", LeaseOptions::new(30.0).initial_state(state)).await.map(|l| l.is_some()) }
+        });
+        assert!(matches!(got, Err(Error::InvalidArgument(_))), "{got:?}");
+    }
+    assert!(sim.block({
+        let raw = sim.raw.clone();
+        async move { raw.get("nan").await.unwrap().is_none() }
+    }));
+}

@@ -9,7 +9,7 @@ use serde_json::Value;
 use serde_json::value::Serializer as ValueSerializer;
 
 /// `value` as a `serde_json::Value`; an `Err` naming the problem for a non-finite float.
-pub(super) fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::Error> {
+pub(crate) fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::Error> {
     value.serialize(Finite(ValueSerializer))
 }
 

@@ -11,6 +11,8 @@ use crate::base::number::{push_digits, python_float_repr};
 use crate::codec::encoding::HEX_DIGITS;
 
 mod finite;
+/// A value as JSON, refusing NaN and the infinities (serde_json writes them as `null`).
+pub(crate) use finite::to_value;
 mod read;
 
 pub use read::{ErrorKind, read};
