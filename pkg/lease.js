@@ -241,8 +241,6 @@ export class Lease {
   #keeper;
   /** A keep-alive told to stop and still settling (see `keepAlive`). @type {Promise<unknown> | undefined} */
   #stopping;
-  /** Calls through the handle still on their way: a keep-alive starts from the view they leave. @type {Set<Promise<unknown>>} */
-  #inFlight = new Set();
 
   /** @internal */
   constructor(/** @type {Db} */ db, /** @type {Snapshot} */ snapshot, /** @type {symbol} */ token,
@@ -381,15 +379,7 @@ export class Lease {
    */
   async #call(op, c) {
     if (this.#ended !== undefined) throw refused(this.#db, `lease.${op}`, this.key, thrownHere(this.#endedError()));
-    const call = run(`lease.${op}`, this.#db, this.#naming(c));
-    this.#inFlight.add(call);
-    /** @type {import("./binding.js").Reply} */
-    let r;
-    try {
-      r = await call;
-    } finally {
-      this.#inFlight.delete(call);
-    }
+    const r = await run(`lease.${op}`, this.#db, this.#naming(c));
     const e = r.failure === undefined ? undefined : fromFailure(r.failure);
     const lost = e instanceof LeaseLost ? e : undefined;
     // A call that settles after the handle learnt of its period's end (a renew racing a release)
@@ -475,7 +465,15 @@ export class Lease {
       stop: async () => {
         const settled = (async () => {
           await run.begun;
-          run.abort?.abort();
+          try {
+            run.abort?.abort();
+          } catch {
+            // Workers: a keep-alive started in an invocation that has ended cannot be told to stop
+            // ("Cannot perform I/O on behalf of a different request"), and never wakes again (its
+            // timers went with that invocation): the handle takes its period back from it now.
+            this[DETACH]();
+            return;
+          }
           await run.done;
         })();
         if (this.#keeper === keeper) {
@@ -489,10 +487,7 @@ export class Lease {
         await settled;
       },
     };
-    // After the last keep-alive has settled, and after the calls on their way: a call made from
-    // the handle's snapshot takes the core's copy of the period with it, and a keep-alive started
-    // meanwhile would renew from the view before that call (a release or a write it never hears of).
-    const stopping = this.#stopping ?? this.#quiet();
+    const stopping = this.#stopping;
     if (stopping === undefined) {
       this.#run(keeper, run, every); // a refusal (a bad interval, a period over) throws here
     } else {
@@ -514,14 +509,6 @@ export class Lease {
       });
     }
     return (this.#keeper = keeper);
-  }
-
-  /** Settles once no call through the handle is on its way; undefined when none is. */
-  #quiet() {
-    if (this.#inFlight.size === 0) return undefined;
-    return (async () => {
-      while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
-    })();
   }
 
   /**

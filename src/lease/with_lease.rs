@@ -151,11 +151,20 @@ where
         // `f` succeeded. (`withLease` and `withPermit` record nothing: `f`'s own error.)
         (Err(e), Some(lost)) if finish(Err(&e)).is_some() => ours(lost),
         (Err(e), _) => {
-            if !lease.ended().is_cancelled() {
-                let _ = releasing.release_value(finish(Err(&e))).await;
+            let record = finish(Err(&e));
+            let recorded = record.is_some();
+            let released = match lease.ended().is_cancelled() {
+                true => Ok(()),
+                false => releasing.release_value(record).await,
+            };
+            match released {
+                // The same when the release writing the failure is what finds the lease lost.
+                Err(lost @ Error::LeaseLost { .. }) if recorded => ours(lost),
+                _ => {
+                    let outcome = callback_outcome(&e);
+                    (Err(e), outcome)
+                }
             }
-            let outcome = callback_outcome(&e);
-            (Err(e), outcome)
         }
         (Ok(_), Some(lost)) => ours(lost),
         (Ok(out), None) => match lease.ended().is_cancelled() {

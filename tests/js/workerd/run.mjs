@@ -90,6 +90,20 @@ async function main() {
         console.log(`not ok ${n} - workerd / r2 / a lease kept between invocations: ${JSON.stringify({ first, second })}`);
       }
     }
+    // A keep-alive begun in one invocation, stopped and disposed in the next.
+    {
+      const first = await call("/across?step=ka1");
+      const second = await call("/across?step=ka2");
+      const want = { disposed: "disposed", released: true, nextEpoch: 2 };
+      n += 1;
+      if (first.epoch === 1 && JSON.stringify(second) === JSON.stringify(want)) {
+        passed += 1;
+        console.log(`ok ${n} - workerd / r2 / a keep-alive begun in one invocation is stopped and the lease released in the next`);
+      } else {
+        failed += 1;
+        console.log(`not ok ${n} - workerd / r2 / a keep-alive begun in one invocation: ${JSON.stringify({ first, second })}`);
+      }
+    }
     for (const store of wanted) {
       if (!available.includes(store)) throw new Error(`store ${store} is not configured (have ${available.join(", ")})`);
       const names = (await call(`/cases?store=${store}`)).names;

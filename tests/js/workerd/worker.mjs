@@ -45,6 +45,19 @@ async function acrossInvocations(env, step) {
     across = await db.lease(freshPrefix("job"), { ttl: 30 });
     return { epoch: across.epoch, aborted: across.signal.aborted };
   }
+  // A keep-alive started in one invocation (it never wakes once that one ends), stopped and
+  // disposed in the next: no plain Error, and the lease goes back.
+  if (step === "ka1") {
+    across = await db.lease(freshPrefix("job"), { ttl: 30 });
+    across.keepAlive({ every: 10 });
+    return { epoch: across.epoch };
+  }
+  if (step === "ka2") {
+    const key = across.key;
+    const disposed = await across[Symbol.asyncDispose]().then(() => "disposed", (e) => `${e.name}: ${e.message}`);
+    const next = await db.lease(key, { ttl: 30 });
+    return { disposed, released: across.released, nextEpoch: next?.epoch ?? null };
+  }
   await across.release();
   const reason = across.signal.reason;
   const after = await across.renew().then(() => "renewed", (e) => `${e.name} ${e.reason}`);
