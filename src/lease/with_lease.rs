@@ -146,19 +146,19 @@ where
         _ => lease.clone(),
     };
     let ended = match (outcome, lease.lost()) {
-        // `f` failed after the lease was lost, and its failure was to be recorded (`once`): it
-        // cannot be, as another holder has the key, so the call says so with `LeaseLost`, as when
-        // `f` succeeded. (`withLease` and `withPermit` record nothing: `f`'s own error.)
-        (Err(e), Some(lost)) if finish(Err(&e)).is_some() => ours(lost),
-        (Err(e), _) => {
+        (Err(e), lost) => {
             let record = finish(Err(&e));
             let recorded = record.is_some();
-            let released = match lease.ended().is_cancelled() {
-                true => Ok(()),
-                false => releasing.release_value(record).await,
+            let released = match lost {
+                Some(lost) => Err(lost),
+                None if lease.ended().is_cancelled() => Ok(()),
+                None => releasing.release_value(record).await,
             };
             match released {
-                // The same when the release writing the failure is what finds the lease lost.
+                // `f` failed after the lease was lost (found before, or by the release writing the
+                // failure), and its failure was to be recorded (`once`): it cannot be, as another
+                // holder has the key, so the call says so with `LeaseLost`, as when `f` succeeded.
+                // (`withLease` and `withPermit` record nothing: `f`'s own error.)
                 Err(lost @ Error::LeaseLost { .. }) if recorded => ours(lost),
                 _ => {
                     let outcome = callback_outcome(&e);
